@@ -1,0 +1,188 @@
+"""Agents as data: an AgentSpec names capabilities; ``assemble`` mounts them.
+
+Per-agent tool text (``tool_overrides``) and the operator's approval decision
+(``tool_approval``) are applied as thin layers over the capabilities' own menu,
+keyed by stable ids: an action id (``tool:unit_convert.convert_units``) or a
+tool id (``tool:unit_convert``), which means the tool's primary action for a
+rename and every action of the tool for approval. The operator's setting beats
+the code's ``side_effecting`` flag.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterable, Mapping
+from enum import Enum
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
+
+from colony.capability import ActionDescription, AgentCapability, ToolCapability, action_menu
+from colony.catalog import ToolEntry, get_entry, load_registry, resolve_capability
+from colony.errors import AgentSpecError, ColonyError, UnknownToolError
+
+__all__ = ["Agent", "AgentSpec", "Approval", "ToolOverride", "assemble", "load_agent_spec"]
+
+
+class Approval(str, Enum):
+    """The operator's per-tool approval setting."""
+
+    REQUIRED = "required"
+    NEVER = "never"
+
+
+class ToolOverride(BaseModel):
+    """How one agent sees one tool: a new name, a new description, or both."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_.-]*$", description="Name shown to the model.")
+    description: str | None = Field(default=None, min_length=1, description="Text shown to the model.")
+
+
+class AgentSpec(BaseModel):
+    """An agent, as data: who it is and which capabilities it mounts."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1, description="The agent's id, used for trust and roles.")
+    description: str = Field(default="", description="What the agent is for.")
+    capabilities: tuple[str, ...] = Field(
+        min_length=1, description="Catalog tool names or ToolCapability import paths."
+    )
+    tool_overrides: dict[str, ToolOverride] = Field(
+        default_factory=dict, description="Per-tool renames and rewordings, by tool or action id."
+    )
+    tool_approval: dict[str, Approval] = Field(
+        default_factory=dict, description="Operator approval per tool or action id."
+    )
+
+
+def load_agent_spec(path: Path) -> AgentSpec:
+    """Read an AgentSpec from a YAML or JSON file, naming the file on error."""
+    try:
+        text = path.read_text(encoding="utf-8")
+        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
+    except (OSError, json.JSONDecodeError, yaml.YAMLError) as error:
+        raise AgentSpecError(f"{path}: cannot read agent spec: {error}") from None
+    try:
+        return AgentSpec.model_validate(data)
+    except ValidationError as error:
+        problems = "; ".join(
+            f"{'.'.join(str(part) for part in detail['loc']) or '<root>'}: {detail['msg']}"
+            for detail in error.errors(include_url=False)
+        )
+        raise AgentSpecError(f"{path}: invalid agent spec: {problems}") from None
+
+
+class Agent:
+    """A spec with its capabilities mounted: the menu and the way to call it."""
+
+    def __init__(self, spec: AgentSpec, capabilities: Iterable[AgentCapability]) -> None:
+        self.spec = spec
+        self.capabilities = list(capabilities)
+        for capability in self.capabilities:
+            capability.agent = self
+        self._check_override_keys()
+
+    @property
+    def name(self) -> str:
+        """The agent's id."""
+        return self.spec.name
+
+    def menu(
+        self, include_tags: Iterable[str] | None = None, exclude_tags: Iterable[str] | None = None
+    ) -> list[ActionDescription]:
+        """Every action the model is offered, renamed, reworded and approval-marked."""
+        menu = [self._apply_layers(entry) for entry in action_menu(self.capabilities, include_tags, exclude_tags)]
+        names = [entry.name for entry in menu]
+        clashes = sorted({name for name in names if names.count(name) > 1})
+        if clashes:
+            raise AgentSpecError(f"agent {self.name!r}: tool_overrides give two actions the name(s) {clashes}")
+        return menu
+
+    def get_action_descriptions(
+        self, include_tags: Iterable[str] | None = None, exclude_tags: Iterable[str] | None = None
+    ) -> list[ActionDescription]:
+        """The menu, filtered by tags (the dispatcher's name for it)."""
+        return self.menu(include_tags, exclude_tags)
+
+    def lookup(self, menu_name: str) -> tuple[AgentCapability, ActionDescription]:
+        """The capability and menu entry the model means by ``menu_name``."""
+        for entry in self.menu():
+            if entry.name == menu_name:
+                capability = next(c for c in self.capabilities if c.capability_name() == entry.capability)
+                return capability, entry
+        raise UnknownToolError(f"agent {self.name!r} has no action {menu_name!r}")
+
+    async def call(self, menu_name: str, arguments: Mapping[str, Any] | None = None) -> Any:
+        """Run the action the model called by its menu name."""
+        capability, entry = self.lookup(menu_name)
+        return await capability.invoke(entry.action, arguments)
+
+    async def shutdown(self) -> None:
+        """Shut down every mounted capability, even if one fails."""
+        errors = []
+        for capability in self.capabilities:
+            try:
+                await capability.shutdown()
+            except Exception as error:  # noqa: BLE001 - report all, after trying all
+                errors.append(error)
+        if errors:
+            raise ColonyError(f"agent {self.name!r}: {len(errors)} capability shutdown(s) failed: {errors}")
+
+    def _ids(self) -> dict[str, tuple[AgentCapability, str | None]]:
+        ids: dict[str, tuple[AgentCapability, str | None]] = {}
+        for capability in self.capabilities:
+            ids[capability.capability_id()] = (capability, None)
+            for action in capability.actions():
+                ids[f"{capability.capability_id()}.{action}"] = (capability, action)
+        return ids
+
+    def _check_override_keys(self) -> None:
+        known = self._ids()
+        for setting, keys in (("tool_overrides", self.spec.tool_overrides), ("tool_approval", self.spec.tool_approval)):
+            unknown = sorted(set(keys) - set(known))
+            if unknown:
+                raise AgentSpecError(
+                    f"agent {self.name!r}: {setting} names {unknown}, which the agent does not have "
+                    f"(it has: {sorted(known)})"
+                )
+
+    def _apply_layers(self, entry: ActionDescription) -> ActionDescription:
+        capability_id = entry.action_id.removesuffix(f".{entry.action}")
+        capability = next(c for c in self.capabilities if c.capability_id() == capability_id)
+        primary = isinstance(capability, ToolCapability) and capability.primary_action() == entry.action
+        override = self.spec.tool_overrides.get(entry.action_id) or (
+            self.spec.tool_overrides.get(capability_id) if primary else None
+        )
+        approval = self.spec.tool_approval.get(entry.action_id) or self.spec.tool_approval.get(capability_id)
+        updates: dict[str, Any] = {
+            "needs_approval": entry.side_effecting if approval is None else approval is Approval.REQUIRED
+        }
+        if override and override.name:
+            updates["name"] = override.name
+        if override and override.description:
+            updates["description"] = override.description
+        return entry.model_copy(update=updates)
+
+
+def assemble(spec: AgentSpec, entries: Mapping[str, ToolEntry] | None = None) -> Agent:
+    """Mount the capabilities ``spec`` names and return the agent.
+
+    A capability is named by catalog tool name, or by the import path of its class.
+    """
+    catalog = dict(entries) if entries is not None else load_registry()
+    capabilities: list[AgentCapability] = []
+    for reference in spec.capabilities:
+        if reference in catalog or "." not in reference:
+            cls: type[AgentCapability] = resolve_capability(get_entry(reference, catalog))
+        else:
+            cls = resolve_capability(reference)
+        capabilities.append(cls())
+    seen = [capability.capability_id() for capability in capabilities]
+    if len(set(seen)) != len(seen):
+        raise AgentSpecError(f"agent {spec.name!r} mounts a capability twice: {seen}")
+    return Agent(spec, capabilities)

@@ -1,0 +1,16 @@
+"""The capability framework: typed actions, tool capabilities, the action menu."""
+
+from colony.capability._actions import ActionDefinition, action_executor
+from colony.capability.base import ActionDescription, AgentCapability, action_menu
+from colony.capability.tool import LocalToolCapability, Preconditions, ToolCapability
+
+__all__ = [
+    "ActionDefinition",
+    "ActionDescription",
+    "AgentCapability",
+    "LocalToolCapability",
+    "Preconditions",
+    "ToolCapability",
+    "action_executor",
+    "action_menu",
+]

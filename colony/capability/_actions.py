@@ -1,0 +1,238 @@
+"""``@action_executor``: a typed method becomes an action a model can call.
+
+The method's signature is the contract. At class creation it is turned into a
+strict pydantic model (for validation) and a JSON Schema (for the model), its
+docstring's ``Args:`` become the parameter descriptions, and the method is
+replaced by a wrapper that validates the arguments before the body runs.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+import logging
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, TypeVar, get_type_hints, overload
+
+from griffe import Docstring, DocstringSectionKind
+from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
+from pydantic.fields import FieldInfo
+
+from colony.capability._schema import clean_schema
+from colony.errors import FieldError, ToolInputError, ToolOutputError
+
+__all__ = ["ActionDefinition", "ActionOptions", "action_executor"]
+
+F = TypeVar("F", bound=Callable[..., Any])
+_MARK = "__colony_action__"
+_STRUCTURED_RESULTS = (dict, list, str, int, float, bool)
+logging.getLogger("griffe").setLevel(logging.ERROR)
+
+
+@dataclass(frozen=True)
+class ActionOptions:
+    """What ``@action_executor(...)`` was told about one action."""
+
+    name: str | None = None
+    side_effecting: bool | None = None
+    idempotent: bool | None = None
+
+
+@dataclass
+class ActionDefinition:
+    """One action: its contract, derived once per class."""
+
+    name: str
+    func: Callable[..., Any]
+    description: str
+    input_model: type[BaseModel]
+    input_schema: dict[str, Any]
+    is_async: bool
+    side_effecting: bool | None
+    idempotent: bool | None
+    docstring_sections: frozenset[str]
+    output_adapter: TypeAdapter[Any] | None = None
+    output_check: Callable[[Any], None] | None = field(default=None, repr=False)
+
+    @property
+    def summary(self) -> str:
+        """The docstring's first line."""
+        return self.description.split("\n", 1)[0]
+
+    @property
+    def takes_arguments(self) -> bool:
+        """Whether the action has any parameter at all."""
+        return bool(self.input_schema.get("properties"))
+
+    def validate_input(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Arguments checked and coerced, or a ToolInputError naming each field."""
+        try:
+            return dict(self.input_model.__pydantic_validator__.validate_python(arguments).__dict__)
+        except ValidationError as error:
+            raise input_error(self.name, error) from None
+
+    def validate_output(self, result: Any) -> Any:
+        """The result, if it fits the declared output; ToolOutputError otherwise."""
+        if self.output_adapter is not None:
+            try:
+                self.output_adapter.validate_python(result, strict=True)
+            except ValidationError as error:
+                raise ToolOutputError(f"{self.name} returned an invalid result: {error}") from None
+        if self.output_check is not None:
+            self.output_check(result)
+        return result
+
+
+@overload
+def action_executor(func: F, /) -> F: ...
+@overload
+def action_executor(
+    *, name: str | None = None, side_effecting: bool | None = None, idempotent: bool | None = None
+) -> Callable[[F], F]: ...
+def action_executor(
+    func: F | None = None,
+    /,
+    *,
+    name: str | None = None,
+    side_effecting: bool | None = None,
+    idempotent: bool | None = None,
+) -> F | Callable[[F], F]:
+    """Mark a capability method as an action.
+
+    Args:
+        func: The method, when used bare as ``@action_executor``.
+        name: The action's name if not the method's.
+        side_effecting: Overrides the capability's flag for this action; ``None`` inherits.
+        idempotent: Whether repeating a side-effecting call is safe (allows retries).
+    """
+    options = ActionOptions(name=name, side_effecting=side_effecting, idempotent=idempotent)
+
+    def mark(method: F) -> F:
+        setattr(method, _MARK, options)
+        return method
+
+    return mark(func) if func is not None else mark
+
+
+def marked_options(value: Any) -> ActionOptions | None:
+    """The options a method was marked with, if it is an action."""
+    options = getattr(value, _MARK, None)
+    return options if isinstance(options, ActionOptions) else None
+
+
+def define_action(owner: type, attribute: str, method: Callable[..., Any], options: ActionOptions) -> ActionDefinition:
+    """Build an action's contract from its signature and docstring."""
+    action_name = options.name or attribute
+    signature = inspect.signature(method)
+    hints = get_type_hints(method, include_extras=True)
+    doc = inspect.cleandoc(method.__doc__ or "")
+    sections = Docstring(doc).parse("google") if doc else []
+    arg_docs = {
+        parameter.name: parameter.description
+        for section in sections
+        if section.kind is DocstringSectionKind.parameters
+        for parameter in section.value
+    }
+    fields: dict[str, Any] = {}
+    for parameter in list(signature.parameters.values())[1:]:
+        where = f"{owner.__qualname__}.{attribute}"
+        if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD, parameter.POSITIONAL_ONLY):
+            raise TypeError(f"action {where}: parameter {parameter.name!r} must be a named argument")
+        if parameter.name not in hints:
+            raise TypeError(f"action {where}: parameter {parameter.name!r} has no type annotation")
+        default = ... if parameter.default is parameter.empty else parameter.default
+        info = FieldInfo.from_annotated_attribute(hints[parameter.name], default)
+        if info.description is None and parameter.name in arg_docs:
+            info.description = arg_docs[parameter.name]
+        fields[parameter.name] = (info.annotation, info)
+    model = create_model(  # type: ignore[call-overload]
+        f"{owner.__name__}_{action_name}_input",
+        __config__=ConfigDict(extra="forbid", strict=True),
+        **fields,
+    )
+    returns = hints.get("return", Any)
+    output_adapter = None
+    if returns not in (Any, None) and returns not in _STRUCTURED_RESULTS:
+        output_adapter = TypeAdapter(returns)
+    return ActionDefinition(
+        name=action_name,
+        func=method,
+        description=doc,
+        input_model=model,
+        input_schema=clean_schema(model.model_json_schema()),
+        is_async=inspect.iscoroutinefunction(method),
+        side_effecting=options.side_effecting,
+        idempotent=options.idempotent,
+        docstring_sections=frozenset(section.kind.value for section in sections),
+        output_adapter=output_adapter,
+    )
+
+
+def validating_wrapper(name: str, method: Callable[..., Any]) -> Callable[..., Any]:
+    """The method, behind argument and result validation."""
+
+    def definition_of(capability: Any) -> ActionDefinition:
+        definition: ActionDefinition = type(capability).__colony_actions__[name]
+        return definition
+
+    def reject_positional(args: tuple[Any, ...]) -> None:
+        if args:
+            raise ToolInputError(
+                f"{name} takes keyword arguments only; got {len(args)} positional", action=name,
+                errors=[FieldError(field="", message="positional arguments are not accepted")],
+            )
+
+    if inspect.iscoroutinefunction(method):
+
+        @functools.wraps(method)
+        async def run_async(self: Any, *args: Any, **arguments: Any) -> Any:
+            reject_positional(args)
+            definition = definition_of(self)
+            values = definition.validate_input(arguments)
+            try:
+                result = await method(self, **values)
+            except ToolInputError as error:
+                raise error.with_action(name) from None
+            return definition.validate_output(result)
+
+        return run_async
+
+    @functools.wraps(method)
+    def run(self: Any, *args: Any, **arguments: Any) -> Any:
+        reject_positional(args)
+        definition = definition_of(self)
+        values = definition.validate_input(arguments)
+        try:
+            result = method(self, **values)
+        except ToolInputError as error:
+            raise error.with_action(name) from None
+        return definition.validate_output(result)
+
+    return run
+
+
+def input_error(action: str, error: ValidationError) -> ToolInputError:
+    """Translate pydantic's report into one error naming every field at fault."""
+    problems = []
+    for detail in error.errors(include_url=False):
+        field_path = ".".join(str(part) for part in detail["loc"])
+        message = detail["msg"]
+        if detail["type"] == "extra_forbidden":
+            message = "unexpected argument"
+        elif detail["type"] == "missing":
+            message = "required argument is missing"
+        problems.append(FieldError(field=field_path, message=message, expected=_expected(detail)))
+    summary = "; ".join(f"{problem.field}: {problem.message}" for problem in problems)
+    return ToolInputError(f"invalid arguments for {action}: {summary}", action=action, errors=problems)
+
+
+def _expected(detail: Mapping[str, Any]) -> str | None:
+    context = detail.get("ctx") or {}
+    if "expected" in context:
+        return str(context["expected"])
+    kind = str(detail["type"])
+    for suffix in ("_type", "_parsing"):
+        if kind.endswith(suffix):
+            return kind.removesuffix(suffix)
+    return None

@@ -1,0 +1,175 @@
+"""ToolCapability: a capability that fronts a tool, described by a frozen ToolSpec.
+
+``LocalToolCapability`` runs in-process or as a CLI subprocess; the sandbox and
+HPC variants extend the same base through the ``_describe_tool_extras`` and
+``_precondition_warnings`` hooks.
+"""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any, ClassVar
+
+from typing_extensions import TypedDict
+
+from colony.capability._actions import action_executor
+from colony.capability._schema import compiled_validator, schema_mismatches
+from colony.capability.base import AgentCapability
+from colony.errors import ToolOutputError
+from colony.spec import ToolSpec
+
+__all__ = ["LocalToolCapability", "Preconditions", "ToolCapability"]
+
+PRECONDITIONS_ACTION = "check_preconditions"
+
+
+class Preconditions(TypedDict):
+    """The preflight snapshot every tool answers ``check_preconditions`` with."""
+
+    tool: str
+    execution_locality: str
+    resource_requirements: dict[str, Any]
+    ok: bool
+    warnings: list[str]
+
+
+class ToolCapability(AgentCapability):
+    """A capability fronting one tool. Concrete subclasses must declare ``spec``.
+
+    An intermediate base (one meant to be subclassed again, like
+    ``LocalToolCapability``) sets ``__abstract_tool__ = True`` in its body.
+    """
+
+    spec: ClassVar[ToolSpec]
+    #: Exceptions from the tool that mean "try again" (a dropped connection, a busy service).
+    retryable_errors: ClassVar[tuple[type[BaseException], ...]] = ()
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if inspect.isabstract(cls) or cls.__dict__.get("__abstract_tool__", False):
+            return
+        spec = getattr(cls, "spec", None)
+        if not isinstance(spec, ToolSpec):
+            raise TypeError(
+                f"{cls.__module__}.{cls.__qualname__} must declare `spec: ClassVar[ToolSpec]` "
+                "(a ToolSpec instance) to be a tool capability"
+            )
+        cls.side_effecting = spec.side_effecting
+        missing = [key for key in spec.capabilities if key not in cls.__colony_actions__]
+        if missing:
+            raise TypeError(
+                f"{cls.__qualname__}: spec.capabilities names {missing} but the class has no such "
+                f"action (actions: {sorted(cls.__colony_actions__)})"
+            )
+        for key in spec.capabilities:
+            _bind_spec_schemas(cls, key, spec)
+
+    @classmethod
+    def capability_name(cls) -> str:
+        return cls.spec.name
+
+    @classmethod
+    def capability_id(cls) -> str:
+        return cls.spec.tool_id
+
+    @classmethod
+    def primary_action(cls) -> str:
+        """The action that provides the tool's first capability key."""
+        return cls.spec.capabilities[0]
+
+    def _domain_tags(self) -> frozenset[str]:
+        """Domain tags a subclass adds to ``{"tool", <domain>}``."""
+        return frozenset()
+
+    def get_capability_tags(self) -> frozenset[str]:
+        return frozenset({"tool", self.spec.domain, self.spec.execution_locality.value}) | self._domain_tags()
+
+    def _describe_tool_extras(self) -> list[str]:
+        """Lines a subclass adds to the planner card (image role, AWS Batch, ...)."""
+        return []
+
+    def get_action_group_description(self) -> str:
+        return render_card(self.spec, self._describe_tool_extras())
+
+    def _precondition_warnings(self) -> list[str]:
+        """Reasons the tool cannot run right now; a subclass adds its own checks."""
+        from colony.secrets import missing_secrets
+
+        return [f"secret {name!r} is not configured" for name in missing_secrets(self.spec.secrets)]
+
+    @action_executor(name=PRECONDITIONS_ACTION, side_effecting=False)
+    def check_preconditions(self) -> Preconditions:
+        """Report whether the tool can run here and now, before dispatching a call.
+
+        Returns:
+            {"tool", "execution_locality", "resource_requirements", "ok", "warnings"}:
+            ``ok`` is false when any warning says the tool cannot run as asked;
+            each warning names the limit or setting at fault.
+        """
+        warnings = self._precondition_warnings()
+        return Preconditions(
+            tool=self.spec.name,
+            execution_locality=self.spec.execution_locality.value,
+            resource_requirements=self.spec.resource_requirements.model_dump(mode="json"),
+            ok=not warnings,
+            warnings=warnings,
+        )
+
+
+class LocalToolCapability(ToolCapability):
+    """A tool that runs in this process, or as a subprocess of it."""
+
+    __abstract_tool__ = True
+
+
+def _bind_spec_schemas(cls: type[ToolCapability], action: str, spec: ToolSpec) -> None:
+    definition = cls.__colony_actions__[action]
+    if spec.inputs_schema is not None:
+        problems = schema_mismatches(spec.inputs_schema, definition.input_schema)
+        if problems:
+            raise TypeError(
+                f"{cls.__qualname__}.{action}: signature drifts from spec.inputs_schema: "
+                + "; ".join(problems)
+            )
+        definition.input_schema = spec.inputs_schema
+    if spec.outputs_schema is not None and definition.output_adapter is None:
+        validator = compiled_validator(spec.outputs_schema)
+
+        def check(result: Any) -> None:
+            error = next(iter(validator.iter_errors(result)), None)
+            if error is not None:
+                where = "/".join(str(part) for part in error.absolute_path) or "<root>"
+                raise ToolOutputError(f"{action} returned an invalid result at {where}: {error.message}")
+
+        definition.output_check = check
+
+
+def render_card(spec: ToolSpec, extras: list[str]) -> str:
+    """The planner-visible card: what a call costs, needs and risks."""
+    resources = spec.resource_requirements
+    gpu = (
+        f"{resources.gpu.count}x {resources.gpu.kind} ({resources.gpu.memory_gb:g} GB)"
+        if resources.gpu
+        else "no GPU"
+    )
+    wallclock = (
+        f", ~{resources.expected_wallclock_seconds:g} s wall-clock"
+        if resources.expected_wallclock_seconds
+        else ""
+    )
+    cost = spec.cost_model
+    lines = [
+        f"Tool {spec.name} v{spec.version} ({spec.tool_id}), domain {spec.domain}.",
+        spec.description,
+        f"Runs: {spec.execution_locality.value} via {spec.backend.value}; "
+        f"{spec.determinism.value}; {'side-effecting' if spec.side_effecting else 'no side effects'}.",
+        f"Cost per call: {cost.cpu_seconds:g} CPU s, {cost.gpu_seconds:g} GPU s, "
+        f"{cost.llm_calls} LLM calls, ${cost.usd_per_call:g}.",
+        f"Resources: {resources.min_vcpus} vCPU, {resources.min_memory_gb:g} GB memory, {gpu}{wallclock}.",
+        f"Human in the loop: {spec.hitl_frequency.value}; headless: {spec.headless.value}; "
+        f"interruptible: {spec.interruptibility.value}.",
+        f"Licence: {spec.licensing.value}" + (f" ({spec.licensing_notes})" if spec.licensing_notes else "") + ".",
+    ]
+    if spec.policy_tags:
+        lines.append(f"Policy tags: {', '.join(spec.policy_tags)}.")
+    return "\n".join(line for line in [*lines, *extras] if line)

@@ -1,0 +1,210 @@
+"""The tool catalog: ``.colony/tool-registry.json``.
+
+Discovery reads JSON only and imports nothing; a tool's class is imported when
+an agent mounts it (``resolve_capability``) or when an entry is registered
+(``upsert_tool``, which refuses an entry whose ``capability`` is not in the
+class's ``spec.capabilities``). Entries with an empty ``capability_fqn`` are
+catalog-only stubs: listed, never offered to a planner.
+"""
+
+from __future__ import annotations
+
+import importlib
+import json
+import os
+import tempfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+
+from colony.errors import (
+    CapabilityResolutionError,
+    RegistryFileError,
+    ToolEntrySpecMismatch,
+    UnknownToolError,
+)
+
+if TYPE_CHECKING:
+    from colony.capability import ToolCapability
+
+__all__ = [
+    "REGISTRY_RELATIVE_PATH",
+    "DiscoveredExtensions",
+    "ToolEntry",
+    "default_repo_root",
+    "discover_tools",
+    "load_registry",
+    "planner_visible",
+    "registry_path",
+    "resolve_capability",
+    "save_registry",
+    "upsert_tool",
+]
+
+REGISTRY_RELATIVE_PATH = Path(".colony") / "tool-registry.json"
+
+
+class ToolEntry(BaseModel):
+    """One tool in the catalog."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    name: str = Field(min_length=1, description="The tool's name (its spec's name).")
+    purpose: str = Field(default="", description="One line on what the tool is for.")
+    location: str = Field(default="", description="Where the implementation lives (a path).")
+    capability: str = Field(default="", description="Search key: the spec's first capability key.")
+    capability_fqn: str = Field(
+        default="", description="Import path of the ToolCapability class; empty for a stub."
+    )
+    extra: dict[str, Any] = Field(default_factory=dict, description="Anything else.")
+
+    @property
+    def is_stub(self) -> bool:
+        """A catalog-only entry with no implementation to mount."""
+        return not self.capability_fqn
+
+
+class _RegistryFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = Field(default=1, description="Registry file format version.")
+    tools: list[dict[str, Any]] = Field(default_factory=list, description="The entries.")
+
+
+_ENTRY = TypeAdapter(ToolEntry)
+
+
+@dataclass(frozen=True)
+class DiscoveredExtensions:
+    """What discovery found in a repository."""
+
+    tools: dict[str, ToolEntry] = field(default_factory=dict)
+
+
+def default_repo_root() -> Path:
+    """``COLONY_REPO_ROOT`` if set, else the checkout Colony is installed from."""
+    configured = os.environ.get("COLONY_REPO_ROOT")
+    return Path(configured) if configured else Path(__file__).resolve().parent.parent
+
+
+def registry_path(repo_root: Path | None = None) -> Path:
+    """Where the repository's catalog file is."""
+    return (repo_root or default_repo_root()) / REGISTRY_RELATIVE_PATH
+
+
+def load_registry(path: Path | None = None) -> dict[str, ToolEntry]:
+    """Every entry of the registry file, by name; a clear error names the file and entry."""
+    path = path or registry_path()
+    try:
+        raw = json.loads(path.read_bytes())
+    except FileNotFoundError:
+        raise RegistryFileError(f"{path}: no tool registry here") from None
+    except json.JSONDecodeError as error:
+        raise RegistryFileError(f"{path}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
+    try:
+        registry = _RegistryFile.model_validate(raw)
+    except ValidationError as error:
+        raise RegistryFileError(f"{path}: not a tool registry: {_first_problem(error)}") from None
+    entries: dict[str, ToolEntry] = {}
+    for index, item in enumerate(registry.tools):
+        label = f"entry {index}" + (f" ({item['name']!r})" if isinstance(item.get("name"), str) else "")
+        try:
+            entry = _ENTRY.validate_python(item)
+        except ValidationError as error:
+            raise RegistryFileError(f"{path}: {label}: {_first_problem(error)}") from None
+        if entry.name in entries:
+            raise RegistryFileError(f"{path}: {label}: the name {entry.name!r} is listed twice")
+        entries[entry.name] = entry
+    return entries
+
+
+def discover_tools(repo_root: Path | None = None) -> DiscoveredExtensions:
+    """The repository's catalog, read without importing any tool."""
+    return DiscoveredExtensions(tools=load_registry(registry_path(repo_root)))
+
+
+def planner_visible(entries: dict[str, ToolEntry]) -> dict[str, ToolEntry]:
+    """The entries a planner may be offered: stubs left out."""
+    return {name: entry for name, entry in entries.items() if not entry.is_stub}
+
+
+def resolve_capability(entry: ToolEntry | str) -> type[ToolCapability]:
+    """Import the class an entry (or an FQN) names; a clear error if it is not a tool."""
+    from colony.capability import ToolCapability
+
+    fqn = entry if isinstance(entry, str) else entry.capability_fqn
+    if not fqn:
+        raise CapabilityResolutionError(f"{entry.name if isinstance(entry, ToolEntry) else fqn!r} is a catalog-only stub")
+    module_name, _, attribute = fqn.rpartition(".")
+    if not module_name:
+        raise CapabilityResolutionError(f"{fqn!r} is not a dotted import path (package.module.Class)")
+    try:
+        module = importlib.import_module(module_name)
+    except ImportError as error:
+        raise CapabilityResolutionError(f"{fqn!r}: cannot import {module_name!r}: {error}") from None
+    cls = getattr(module, attribute, None)
+    if not (isinstance(cls, type) and issubclass(cls, ToolCapability)):
+        raise CapabilityResolutionError(f"{fqn!r} does not name a ToolCapability subclass")
+    return cls
+
+
+def get_entry(name: str, entries: dict[str, ToolEntry]) -> ToolEntry:
+    """The entry called ``name``, or UnknownToolError listing what exists."""
+    try:
+        return entries[name]
+    except KeyError:
+        known = ", ".join(sorted(planner_visible(entries))) or "none"
+        raise UnknownToolError(f"unknown tool {name!r} (available: {known})") from None
+
+
+def check_entry(entry: ToolEntry) -> type[ToolCapability] | None:
+    """The entry's class, after checking the entry agrees with its spec."""
+    if entry.is_stub:
+        return None
+    cls = resolve_capability(entry)
+    if entry.capability not in cls.spec.capabilities:
+        raise ToolEntrySpecMismatch(
+            f"{entry.name!r}: capability {entry.capability!r} is not in "
+            f"{cls.__qualname__}.spec.capabilities {list(cls.spec.capabilities)}"
+        )
+    if entry.name != cls.spec.name:
+        raise ToolEntrySpecMismatch(f"{entry.name!r}: the class's spec is named {cls.spec.name!r}")
+    return cls
+
+
+def upsert_tool(entry: ToolEntry, path: Path | None = None) -> None:
+    """Add or replace ``entry`` after checking it against its class's spec."""
+    path = path or registry_path()
+    check_entry(entry)
+    entries = load_registry(path) if path.exists() else {}
+    entries[entry.name] = entry
+    save_registry(entries, path)
+
+
+def save_registry(entries: dict[str, ToolEntry], path: Path | None = None) -> None:
+    """Write the registry atomically: a temporary file, then a rename."""
+    path = path or registry_path()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    document = {
+        "version": 1,
+        "tools": [entries[name].model_dump(mode="json") for name in sorted(entries)],
+    }
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".tool-registry.", suffix=".json")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            json.dump(document, stream, indent=2)
+            stream.write("\n")
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def _first_problem(error: ValidationError) -> str:
+    detail = error.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in detail["loc"]) or "<root>"
+    return f"{where}: {detail['msg']}"

@@ -1,0 +1,15 @@
+"""The ``colony`` command."""
+
+from __future__ import annotations
+
+import typer
+
+from colony.cli.tools import tools_app
+
+app = typer.Typer(no_args_is_help=True, help="Colony: a governed tool runtime for AI agents.")
+app.add_typer(tools_app, name="tools")
+
+
+def main() -> None:
+    """Entry point of the console script."""
+    app()

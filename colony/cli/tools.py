@@ -1,0 +1,130 @@
+"""``colony tools``: list, show, call, check and document the catalog's tools."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from colony.catalog import check_entry, get_entry, load_registry, resolve_capability
+from colony.docs import render_tools_reference
+from colony.errors import ColonyError
+
+tools_app = typer.Typer(no_args_is_help=True, help="The tool catalog.")
+console = Console()
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+
+
+def _fail(error: ColonyError | str, as_json: bool = False) -> typer.Exit:
+    payload = error.to_dict() if isinstance(error, ColonyError) else {"type": "Error", "message": error}
+    if as_json:
+        typer.echo(json.dumps({"ok": False, "error": payload}))
+    else:
+        Console(stderr=True).print(f"[red]error:[/red] {payload['message']}", highlight=False)
+    return typer.Exit(code=1)
+
+
+def _entries() -> dict[str, Any]:
+    try:
+        return load_registry()
+    except ColonyError as error:
+        raise _fail(error) from None
+
+
+@tools_app.command("list")
+def list_tools(as_json: JsonFlag = False) -> None:
+    """List the catalog's tools (stubs included, marked)."""
+    entries = _entries()
+    if as_json:
+        typer.echo(json.dumps([entry.model_dump(mode="json") for entry in entries.values()], indent=2))
+        return
+    table = Table("name", "capability", "purpose", "implementation")
+    for entry in entries.values():
+        table.add_row(entry.name, entry.capability, entry.purpose, entry.capability_fqn or "(stub)")
+    console.print(table)
+
+
+@tools_app.command("show")
+def show_tool(name: str, as_json: JsonFlag = False) -> None:
+    """Show a tool's planner card, action schemas and preconditions."""
+    try:
+        cls = resolve_capability(get_entry(name, _entries()))
+        capability = cls()
+        preconditions = asyncio.run(capability.invoke("check_preconditions"))
+    except ColonyError as error:
+        raise _fail(error, as_json) from None
+    actions = [
+        {"name": d.name, "description": d.description, "input_schema": d.input_schema, "side_effecting": d.side_effecting}
+        for d in capability.get_action_descriptions()
+    ]
+    if as_json:
+        document = {
+            "spec": cls.spec.model_dump(mode="json"),
+            "card": capability.get_action_group_description(),
+            "actions": actions,
+            "preconditions": preconditions,
+        }
+        typer.echo(json.dumps(document, indent=2))
+        return
+    console.print(capability.get_action_group_description(), highlight=False)
+    for action in actions:
+        console.print(f"\n[bold]{action['name']}[/bold]")
+        console.print_json(json.dumps(action["input_schema"]))
+    console.print("\n[bold]preconditions[/bold]")
+    console.print_json(json.dumps(preconditions))
+
+
+@tools_app.command("call")
+def call_tool(
+    name: str,
+    arguments: Annotated[str, typer.Argument(help="The arguments as a JSON object.")] = "{}",
+    action: Annotated[str | None, typer.Option(help="Action to run (default: the tool's main one).")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """Validate and run one action of a tool, printing its result as JSON."""
+    try:
+        parsed = json.loads(arguments)
+    except json.JSONDecodeError as error:
+        raise _fail(f"arguments are not valid JSON: {error}", as_json) from None
+    try:
+        cls = resolve_capability(get_entry(name, _entries()))
+        result = asyncio.run(cls().invoke(action or cls.primary_action(), parsed))
+    except ColonyError as error:
+        raise _fail(error, as_json) from None
+    typer.echo(json.dumps({"ok": True, "result": result} if as_json else result, indent=2))
+
+
+@tools_app.command("check")
+def check_tools() -> None:
+    """Check every entry imports and agrees with its spec; exit 1 with the reasons if not."""
+    problems = []
+    for entry in _entries().values():
+        try:
+            check_entry(entry)
+        except ColonyError as error:
+            problems.append(str(error))
+    if problems:
+        for problem in problems:
+            Console(stderr=True).print(f"[red]✗[/red] {problem}", highlight=False)
+        raise typer.Exit(code=1)
+    console.print("[green]✓[/green] every catalog entry resolves and matches its spec")
+
+
+@tools_app.command("docs")
+def write_docs(
+    output: Annotated[Path | None, typer.Option(help="Write here instead of standard output.")] = None,
+) -> None:
+    """Generate the tools reference (docs/reference/tools.md) from the catalog."""
+    try:
+        text = render_tools_reference(_entries())
+    except ColonyError as error:
+        raise _fail(error) from None
+    if output is None:
+        typer.echo(text, nl=False)
+    else:
+        output.write_text(text, encoding="utf-8")

@@ -1,0 +1,150 @@
+"""Every error Colony raises on purpose, in one hierarchy.
+
+    ColonyError
+    ├── ToolError                  a call to a tool went wrong
+    │   ├── ToolInputError         the caller sent bad arguments (also a ValueError)
+    │   ├── ToolOutputError        the tool answered outside its declared schema
+    │   ├── UnknownToolError       no such tool in the catalog or on the agent
+    │   ├── UnknownActionError     the tool has no such action
+    │   ├── ToolExecutionError     the tool ran and failed; ``retryable`` says if a
+    │   │                          second attempt may succeed
+    │   └── MissingSecretError     a secret the tool needs is not configured
+    ├── CatalogError               the tool registry file or an entry in it is wrong
+    │   ├── RegistryFileError      unreadable or malformed registry file
+    │   ├── CapabilityResolutionError  an entry's capability_fqn does not import
+    │   └── ToolEntrySpecMismatch  an entry's capability is not in its class's spec
+    └── AgentSpecError             an agent definition is malformed or inconsistent
+
+Errors a caller caused (bad input, unknown names) are never retried; an error
+with ``retryable = True`` marks a transient failure worth a second attempt.
+Foreign exceptions (pydantic, jsonschema, boto3, docker, SQLAlchemy) are
+translated into these once, at the boundary where they are caught.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field
+
+__all__ = [
+    "AgentSpecError",
+    "CapabilityResolutionError",
+    "CatalogError",
+    "ColonyError",
+    "FieldError",
+    "MissingSecretError",
+    "RegistryFileError",
+    "ToolEntrySpecMismatch",
+    "ToolError",
+    "ToolExecutionError",
+    "ToolInputError",
+    "ToolOutputError",
+    "UnknownActionError",
+    "UnknownToolError",
+]
+
+
+class ColonyError(Exception):
+    """Base of every error Colony raises on purpose."""
+
+    retryable: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        """A JSON-ready description of the error, for HTTP, MCP and logs."""
+        return {"type": type(self).__name__, "message": str(self)}
+
+
+class FieldError(BaseModel):
+    """One thing wrong with one argument."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    field: str = Field(description="Dotted path of the argument at fault ('' for the whole input).")
+    message: str = Field(description="What is wrong, in words a model can act on.")
+    expected: str | None = Field(default=None, description="What would have been accepted.")
+
+
+class ToolError(ColonyError):
+    """A call to a tool went wrong."""
+
+
+class ToolInputError(ToolError, ValueError):
+    """The caller's arguments do not fit the action; names each field at fault."""
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        action: str | None = None,
+        errors: list[FieldError] | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.message = message
+        self.action = action
+        self.errors = errors or []
+
+    @classmethod
+    def for_field(cls, field: str, message: str, *, expected: str | None = None) -> ToolInputError:
+        """An input error about a single argument, raised from inside a tool."""
+        return cls(message, errors=[FieldError(field=field, message=message, expected=expected)])
+
+    def with_action(self, action: str) -> ToolInputError:
+        """Name the action, once the dispatcher knows which one was called."""
+        if self.action is None:
+            self.action = action
+        return self
+
+    def __str__(self) -> str:
+        return self.message
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **super().to_dict(),
+            "action": self.action,
+            "errors": [error.model_dump() for error in self.errors],
+        }
+
+
+class ToolOutputError(ToolError):
+    """The tool answered with something its declared output schema does not allow."""
+
+
+class UnknownToolError(ToolError, LookupError):
+    """No tool of that name is available."""
+
+
+class UnknownActionError(ToolError, LookupError):
+    """The tool has no action of that name."""
+
+
+class ToolExecutionError(ToolError):
+    """The tool ran and failed."""
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable
+
+
+class MissingSecretError(ToolError):
+    """A secret a tool declares it needs is not configured anywhere."""
+
+
+class CatalogError(ColonyError):
+    """The tool registry, or an entry in it, is wrong."""
+
+
+class RegistryFileError(CatalogError):
+    """The registry file cannot be read or does not hold a valid registry."""
+
+
+class CapabilityResolutionError(CatalogError):
+    """An entry's ``capability_fqn`` does not name an importable ToolCapability."""
+
+
+class ToolEntrySpecMismatch(CatalogError):
+    """An entry's ``capability`` is not among its class's ``spec.capabilities``."""
+
+
+class AgentSpecError(ColonyError):
+    """An agent definition is malformed or names things the agent does not have."""
