@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Mapping
-from enum import Enum
+from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
@@ -26,7 +26,7 @@ from colony.errors import AgentSpecError, ColonyError, UnknownToolError
 __all__ = ["Agent", "AgentSpec", "Approval", "ToolOverride", "assemble", "load_agent_spec"]
 
 
-class Approval(str, Enum):
+class Approval(StrEnum):
     """The operator's per-tool approval setting."""
 
     REQUIRED = "required"
@@ -38,7 +38,9 @@ class ToolOverride(BaseModel):
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
-    name: str | None = Field(default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_.-]*$", description="Name shown to the model.")
+    name: str | None = Field(
+        default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_.-]*$", description="Name shown to the model."
+    )
     description: str | None = Field(default=None, min_length=1, description="Text shown to the model.")
 
 

@@ -55,9 +55,7 @@ class ToolEntry(BaseModel):
     purpose: str = Field(default="", description="One line on what the tool is for.")
     location: str = Field(default="", description="Where the implementation lives (a path).")
     capability: str = Field(default="", description="Search key: the spec's first capability key.")
-    capability_fqn: str = Field(
-        default="", description="Import path of the ToolCapability class; empty for a stub."
-    )
+    capability_fqn: str = Field(default="", description="Import path of the ToolCapability class; empty for a stub.")
     extra: dict[str, Any] = Field(default_factory=dict, description="Anything else.")
 
     @property
@@ -102,7 +100,9 @@ def load_registry(path: Path | None = None) -> dict[str, ToolEntry]:
     except FileNotFoundError:
         raise RegistryFileError(f"{path}: no tool registry here") from None
     except json.JSONDecodeError as error:
-        raise RegistryFileError(f"{path}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})") from None
+        raise RegistryFileError(
+            f"{path}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
+        ) from None
     try:
         registry = _RegistryFile.model_validate(raw)
     except ValidationError as error:
@@ -136,7 +136,9 @@ def resolve_capability(entry: ToolEntry | str) -> type[ToolCapability]:
 
     fqn = entry if isinstance(entry, str) else entry.capability_fqn
     if not fqn:
-        raise CapabilityResolutionError(f"{entry.name if isinstance(entry, ToolEntry) else fqn!r} is a catalog-only stub")
+        raise CapabilityResolutionError(
+            f"{entry.name if isinstance(entry, ToolEntry) else fqn!r} is a catalog-only stub"
+        )
     module_name, _, attribute = fqn.rpartition(".")
     if not module_name:
         raise CapabilityResolutionError(f"{fqn!r} is not a dotted import path (package.module.Class)")

@@ -1,5 +1,6 @@
-"""ToolSpec: the frozen description of a tool that planners, operators and the
-catalog read without running it.
+"""ToolSpec: the frozen description of a tool.
+
+Planners, operators and the catalog read it without running the tool.
 
 It carries the capability framework's metadata (determinism, cost, resources,
 licence, human-in-the-loop tier, locality) and the tool catalog's identity
@@ -10,7 +11,7 @@ A bad spec fails when it is constructed, with pydantic naming the field.
 from __future__ import annotations
 
 import re
-from enum import Enum
+from enum import StrEnum
 from typing import Any
 
 from jsonschema import Draft202012Validator
@@ -46,7 +47,7 @@ class SpecModel(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", use_enum_values=False)
 
 
-class Determinism(str, Enum):
+class Determinism(StrEnum):
     """Whether the same inputs give the same outputs (drives caching and retries)."""
 
     DETERMINISTIC = "deterministic"
@@ -54,7 +55,7 @@ class Determinism(str, Enum):
     NONDETERMINISTIC = "nondeterministic"
 
 
-class ExecutionLocality(str, Enum):
+class ExecutionLocality(StrEnum):
     """Where the tool's work runs."""
 
     LOCAL = "local"
@@ -62,7 +63,7 @@ class ExecutionLocality(str, Enum):
     CUSTOMER_SITE = "customer_site"
 
 
-class HeadlessReadiness(str, Enum):
+class HeadlessReadiness(StrEnum):
     """How well the tool runs without a person at a screen."""
 
     NATIVE = "native"
@@ -71,7 +72,7 @@ class HeadlessReadiness(str, Enum):
     GUI_ONLY = "gui_only"
 
 
-class HITLFrequency(str, Enum):
+class HITLFrequency(StrEnum):
     """How often a person must be in the loop."""
 
     AUTONOMOUS = "autonomous"
@@ -80,7 +81,7 @@ class HITLFrequency(str, Enum):
     CONTINUOUS = "continuous"
 
 
-class Licensing(str, Enum):
+class Licensing(StrEnum):
     """The licence the tool's implementation is under."""
 
     MIT = "mit"
@@ -94,7 +95,7 @@ class Licensing(str, Enum):
     UNKNOWN = "unknown"
 
 
-class Interruptibility(str, Enum):
+class Interruptibility(StrEnum):
     """What happens if a run is stopped part-way."""
 
     RESTARTABLE = "restartable"
@@ -103,7 +104,7 @@ class Interruptibility(str, Enum):
     UNSAFE = "unsafe"
 
 
-class Backend(str, Enum):
+class Backend(StrEnum):
     """How the capability reaches the tool."""
 
     IN_PROCESS = "in_process"
@@ -173,13 +174,9 @@ class ToolSpec(SpecModel):
     inputs_schema: dict[str, Any] | None = Field(
         default=None, description="JSON Schema of the main action's arguments."
     )
-    outputs_schema: dict[str, Any] | None = Field(
-        default=None, description="JSON Schema of the main actions' results."
-    )
+    outputs_schema: dict[str, Any] | None = Field(default=None, description="JSON Schema of the main actions' results.")
     determinism: Determinism = Field(default=Determinism.DETERMINISTIC, description="Repeatability.")
-    side_effecting: bool = Field(
-        default=False, description="Whether the tool changes anything outside itself."
-    )
+    side_effecting: bool = Field(default=False, description="Whether the tool changes anything outside itself.")
     cost_model: CostModel = Field(default_factory=CostModel, description="Cost of one call.")
     licensing: Licensing = Field(default=Licensing.UNKNOWN, description="Implementation licence.")
     licensing_notes: str = Field(default="", description="Anything the licence requires of users.")
@@ -190,15 +187,11 @@ class ToolSpec(SpecModel):
     interruptibility: Interruptibility = Field(
         default=Interruptibility.RESTARTABLE, description="Effect of stopping a run part-way."
     )
-    execution_locality: ExecutionLocality = Field(
-        default=ExecutionLocality.LOCAL, description="Where the work runs."
-    )
+    execution_locality: ExecutionLocality = Field(default=ExecutionLocality.LOCAL, description="Where the work runs.")
     resource_requirements: ResourceRequirements = Field(
         default_factory=ResourceRequirements, description="What one run needs."
     )
-    secrets: tuple[SecretRequirement, ...] = Field(
-        default=(), description="Secrets the tool needs, by kind."
-    )
+    secrets: tuple[SecretRequirement, ...] = Field(default=(), description="Secrets the tool needs, by kind.")
     tool_id: str = Field(default="", description="Stable identifier, always 'tool:<name>'.")
     policy_tags: tuple[str, ...] = Field(default=(), description="Tags for policy enforcement.")
     required_capabilities: tuple[str, ...] = Field(

@@ -146,7 +146,7 @@ def define_action(owner: type, attribute: str, method: Callable[..., Any], optio
         if info.description is None and parameter.name in arg_docs:
             info.description = arg_docs[parameter.name]
         fields[parameter.name] = (info.annotation, info)
-    model = create_model(  # type: ignore[call-overload]
+    model = create_model(
         f"{owner.__name__}_{action_name}_input",
         __config__=ConfigDict(extra="forbid", strict=True),
         **fields,
@@ -179,7 +179,8 @@ def validating_wrapper(name: str, method: Callable[..., Any]) -> Callable[..., A
     def reject_positional(args: tuple[Any, ...]) -> None:
         if args:
             raise ToolInputError(
-                f"{name} takes keyword arguments only; got {len(args)} positional", action=name,
+                f"{name} takes keyword arguments only; got {len(args)} positional",
+                action=name,
                 errors=[FieldError(field="", message="positional arguments are not accepted")],
             )
 

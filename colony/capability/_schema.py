@@ -1,5 +1,8 @@
-"""JSON Schema helpers: derive a schema from Python types, and compare it with a
-declared one so a signature cannot drift from the contract the model reads."""
+"""JSON Schema helpers: derive, clean and compare schemas.
+
+A schema derived from Python types is compared with a
+declared one so a signature cannot drift from the contract the model reads.
+"""
 
 from __future__ import annotations
 
@@ -10,8 +13,20 @@ from jsonschema import Draft202012Validator
 
 __all__ = ["clean_schema", "compiled_validator", "schema_mismatches"]
 
-_COMPARED_KEYWORDS = ("type", "enum", "const", "minimum", "maximum", "exclusiveMinimum",
-                      "exclusiveMaximum", "minLength", "maxLength", "minItems", "maxItems", "default")
+_COMPARED_KEYWORDS = (
+    "type",
+    "enum",
+    "const",
+    "minimum",
+    "maximum",
+    "exclusiveMinimum",
+    "exclusiveMaximum",
+    "minLength",
+    "maxLength",
+    "minItems",
+    "maxItems",
+    "default",
+)
 
 
 def clean_schema(schema: dict[str, Any]) -> dict[str, Any]:

@@ -55,13 +55,13 @@ class AgentCapability:
         actions: dict[str, ActionDefinition] = {}
         for base in reversed(cls.__mro__[1:]):
             actions.update(getattr(base, "__colony_actions__", {}))
-        inherited = {definition.func.__name__: definition for definition in actions.values()}
+        inherited = {d.func.__name__: d for d in actions.values()}
         for attribute, value in list(vars(cls).items()):
             options = marked_options(value)
             if options is None and attribute in inherited and callable(value):
                 # An override of an inherited action stays an action, validated as before.
-                base = inherited[attribute]
-                options = ActionOptions(base.name, base.side_effecting, base.idempotent)
+                parent = inherited[attribute]
+                options = ActionOptions(parent.name, parent.side_effecting, parent.idempotent)
             if options is None:
                 continue
             definition = define_action(cls, attribute, value, options)
@@ -112,9 +112,7 @@ class AgentCapability:
         """Validate ``arguments`` and run ``action``; the one entry for callers with a dict."""
         method = self.bound_action(action)
         if arguments is not None and not isinstance(arguments, Mapping):
-            raise ToolInputError(
-                f"arguments must be a JSON object, got {type(arguments).__name__}", action=action
-            )
+            raise ToolInputError(f"arguments must be a JSON object, got {type(arguments).__name__}", action=action)
         result = method(**(arguments or {}))
         return await result if inspect.isawaitable(result) else result
 
@@ -145,8 +143,7 @@ def action_menu(
     chosen = [
         capability
         for capability in capabilities
-        if include <= capability.get_capability_tags()
-        and not (exclude & capability.get_capability_tags())
+        if include <= capability.get_capability_tags() and not (exclude & capability.get_capability_tags())
     ]
     counts: dict[str, int] = {}
     for capability in chosen:

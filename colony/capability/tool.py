@@ -128,8 +128,7 @@ def _bind_spec_schemas(cls: type[ToolCapability], action: str, spec: ToolSpec) -
         problems = schema_mismatches(spec.inputs_schema, definition.input_schema)
         if problems:
             raise TypeError(
-                f"{cls.__qualname__}.{action}: signature drifts from spec.inputs_schema: "
-                + "; ".join(problems)
+                f"{cls.__qualname__}.{action}: signature drifts from spec.inputs_schema: " + "; ".join(problems)
             )
         definition.input_schema = spec.inputs_schema
     if spec.outputs_schema is not None and definition.output_adapter is None:
@@ -147,15 +146,9 @@ def _bind_spec_schemas(cls: type[ToolCapability], action: str, spec: ToolSpec) -
 def render_card(spec: ToolSpec, extras: list[str]) -> str:
     """The planner-visible card: what a call costs, needs and risks."""
     resources = spec.resource_requirements
-    gpu = (
-        f"{resources.gpu.count}x {resources.gpu.kind} ({resources.gpu.memory_gb:g} GB)"
-        if resources.gpu
-        else "no GPU"
-    )
+    gpu = f"{resources.gpu.count}x {resources.gpu.kind} ({resources.gpu.memory_gb:g} GB)" if resources.gpu else "no GPU"
     wallclock = (
-        f", ~{resources.expected_wallclock_seconds:g} s wall-clock"
-        if resources.expected_wallclock_seconds
-        else ""
+        f", ~{resources.expected_wallclock_seconds:g} s wall-clock" if resources.expected_wallclock_seconds else ""
     )
     cost = spec.cost_model
     lines = [

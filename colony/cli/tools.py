@@ -59,7 +59,12 @@ def show_tool(name: str, as_json: JsonFlag = False) -> None:
     except ColonyError as error:
         raise _fail(error, as_json) from None
     actions = [
-        {"name": d.name, "description": d.description, "input_schema": d.input_schema, "side_effecting": d.side_effecting}
+        {
+            "name": d.name,
+            "description": d.description,
+            "input_schema": d.input_schema,
+            "side_effecting": d.side_effecting,
+        }
         for d in capability.get_action_descriptions()
     ]
     if as_json:

@@ -5,9 +5,8 @@ from __future__ import annotations
 import math
 from typing import Annotated, Any
 
-from typing_extensions import TypedDict
-
 from pydantic import Field
+from typing_extensions import TypedDict
 
 from colony import LocalToolCapability, ToolInputError, ToolSpec, action_executor
 from colony.spec import CostModel, Licensing, ResourceRequirements
@@ -18,16 +17,36 @@ from colony.spec import CostModel, Licensing, ResourceRequirements
 _LENGTH = {"m": 1.0, "ft": 0.3048, "km": 1000.0, "mi": 1609.34}
 _MASS = {"kg": 1.0, "lb": 0.453592}
 _ALIASES = {
-    "m": "m", "meter": "m", "meters": "m",
-    "ft": "ft", "foot": "ft", "feet": "ft",
-    "km": "km", "kilometer": "km", "kilometers": "km",
-    "mi": "mi", "mile": "mi", "miles": "mi",
-    "c": "c", "celsius": "c",
-    "f": "f", "fahrenheit": "f",
-    "kg": "kg", "kilogram": "kg", "kilograms": "kg",
-    "lb": "lb", "lbs": "lb", "pound": "lb", "pounds": "lb",
+    "m": "m",
+    "meter": "m",
+    "meters": "m",
+    "ft": "ft",
+    "foot": "ft",
+    "feet": "ft",
+    "km": "km",
+    "kilometer": "km",
+    "kilometers": "km",
+    "mi": "mi",
+    "mile": "mi",
+    "miles": "mi",
+    "c": "c",
+    "celsius": "c",
+    "f": "f",
+    "fahrenheit": "f",
+    "kg": "kg",
+    "kilogram": "kg",
+    "kilograms": "kg",
+    "lb": "lb",
+    "lbs": "lb",
+    "pound": "lb",
+    "pounds": "lb",
 }
-_DIMENSION = {**dict.fromkeys(_LENGTH, "length"), **dict.fromkeys(_MASS, "mass"), "c": "temperature", "f": "temperature"}
+_DIMENSION = {
+    **dict.fromkeys(_LENGTH, "length"),
+    **dict.fromkeys(_MASS, "mass"),
+    "c": "temperature",
+    "f": "temperature",
+}
 _DECIMALS = 4
 
 INPUTS_SCHEMA: dict[str, Any] = {
