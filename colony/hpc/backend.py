@@ -37,6 +37,11 @@ class BatchBackend:
         self.batch = boto3.client("batch", **options)
         self.logs = boto3.client("logs", **options)
 
+    def close(self) -> None:
+        """Close the boto3 clients' connection pools."""
+        for client in (self.s3, self.batch, self.logs):
+            client.close()
+
     # -- records -------------------------------------------------------------------------
 
     def prefix(self, name: str) -> str:

@@ -27,7 +27,7 @@ __all__ = ["InputArtifact", "PollPolicy", "job_name", "poll_until_done", "upload
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
-OnChange = Callable[[JobStatus, float], None]
+OnChange = Callable[[JobStatus, float], Awaitable[None]]
 
 
 class InputArtifact(BaseModel):
@@ -135,7 +135,7 @@ async def poll_until_done(
         if status.state != last_state:
             last_state = status.state
             if on_change is not None:
-                on_change(status, elapsed)
+                await on_change(status, elapsed)
         if status.state is JobState.SUCCEEDED:
             return status
         if status.state is JobState.FAILED:

@@ -6,6 +6,8 @@ error keeps its ``code``), and a status that says whose fault it was.
 """
 
 import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from typing import Annotated
 
 from fastapi import Depends, FastAPI, Request
@@ -63,6 +65,12 @@ def create_app(settings: HPCSettings, backend: BatchBackend | None = None) -> Fa
     if not token:
         raise HPCRequestError("the HPC service needs a bearer token: set COLONY_HPC_TOKEN", status_code=500)
     jobs = JobService(backend or BatchBackend(settings))
+
+    @asynccontextmanager
+    async def lifespan(_: FastAPI) -> AsyncIterator[None]:
+        yield
+        jobs.backend.close()
+
     bearer = HTTPBearer(auto_error=False)
 
     def authorized(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> None:
@@ -73,6 +81,7 @@ def create_app(settings: HPCSettings, backend: BatchBackend | None = None) -> Fa
         title="Colony HPC service",
         version="1.0.0",
         description="Runs tool jobs on AWS Batch with inputs and outputs in S3.",
+        lifespan=lifespan,
     )
     api = [Depends(authorized)]
 

@@ -8,7 +8,6 @@ from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-import boto3
 import pytest
 import uvicorn
 from pydantic import SecretStr
@@ -25,9 +24,9 @@ QUEUE = "colony-hpc"
 JOB_IMAGE = "colony-hpc-job:test"
 
 
-def register_job_definition(name: str, command: list[str], **container: Any) -> str:
+def register_job_definition(aws: MotoServer, name: str, command: list[str], **container: Any) -> str:
     """Register a Batch job definition in moto; its name."""
-    boto3.client("batch").register_job_definition(
+    aws.client("batch").register_job_definition(
         jobDefinitionName=name,
         type="container",
         containerProperties={
@@ -47,10 +46,11 @@ class HPCStack:
     url: str
     settings: HPCSettings
     client: HPCClient
+    aws: MotoServer
 
     def batch_jobs(self, name: str) -> list[dict[str, Any]]:
         """Every Batch job in the queue named ``name``, whatever its state."""
-        batch = boto3.client("batch")
+        batch = self.aws.client("batch")
         states = ("SUBMITTED", "PENDING", "RUNNABLE", "STARTING", "RUNNING", "SUCCEEDED", "FAILED")
         return [
             job
@@ -62,11 +62,11 @@ class HPCStack:
 
 def aws_settings(moto: MotoServer, **overrides: Any) -> HPCSettings:
     """A bucket, a compute environment and a queue in moto, and settings naming them."""
-    boto3.client("s3").create_bucket(Bucket="colony-hpc")
-    role = boto3.client("iam").create_role(
+    moto.client("s3").create_bucket(Bucket="colony-hpc")
+    role = moto.client("iam").create_role(
         RoleName="colony-batch", AssumeRolePolicyDocument='{"Version": "2012-10-17", "Statement": []}'
     )["Role"]["Arn"]
-    batch = boto3.client("batch")
+    batch = moto.client("batch")
     batch.create_compute_environment(
         computeEnvironmentName="colony", type="UNMANAGED", state="ENABLED", serviceRole=role
     )
@@ -76,7 +76,7 @@ def aws_settings(moto: MotoServer, **overrides: Any) -> HPCSettings:
         priority=1,
         computeEnvironmentOrder=[{"order": 1, "computeEnvironment": "colony"}],
     )
-    register_job_definition("colony-echo", ["/bin/busybox", "true"])
+    register_job_definition(moto, "colony-echo", ["/bin/busybox", "true"])
     values: dict[str, Any] = {
         "token": SecretStr(TOKEN),
         "bucket": "colony-hpc",
@@ -98,7 +98,7 @@ class _ThreadedServer(uvicorn.Server):
 
 def serve(app: Any, port: int) -> Callable[[], None]:
     """Run ``app`` with uvicorn on 127.0.0.1:``port`` in a thread; a function that stops it."""
-    server = _ThreadedServer(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="off"))
+    server = _ThreadedServer(uvicorn.Config(app, host="127.0.0.1", port=port, log_level="warning", lifespan="on"))
     thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
     deadline = time.monotonic() + 10
@@ -126,7 +126,7 @@ def start_hpc(aws: MotoServer) -> Iterator[Callable[..., HPCStack]]:
         stops.append(serve(create_app(settings), port))
         url = f"http://127.0.0.1:{port}"
         client = HPCClient(HPCClientConfig(endpoint=url, token=SecretStr(TOKEN), retries=1, retry_backoff_seconds=0.01))
-        return HPCStack(url=url, settings=settings.model_copy(update={"endpoint": url}), client=client)
+        return HPCStack(url=url, settings=settings.model_copy(update={"endpoint": url}), client=client, aws=aws)
 
     yield start
     for stop in stops:

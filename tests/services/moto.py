@@ -12,9 +12,11 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
+import boto3
 import httpx
 import pytest
 
@@ -28,11 +30,24 @@ AWS_ENV = {
 }
 
 
-@dataclass(frozen=True)
+@dataclass
 class MotoServer:
-    """A running moto_server."""
+    """A running moto_server, with boto3 clients for it (closed when the session ends)."""
 
     url: str
+    clients: dict[str, Any] = field(default_factory=dict)
+
+    def client(self, service: str) -> Any:
+        """A boto3 client of ``service`` pointed at this server."""
+        if service not in self.clients:
+            self.clients[service] = boto3.client(
+                service,
+                endpoint_url=self.url,
+                region_name=AWS_ENV["AWS_DEFAULT_REGION"],
+                aws_access_key_id=AWS_ENV["AWS_ACCESS_KEY_ID"],
+                aws_secret_access_key=AWS_ENV["AWS_SECRET_ACCESS_KEY"],
+            )
+        return self.clients[service]
 
     def configure(self, *, batch_docker: bool) -> None:
         """Turn moto's Docker-backed Batch on or off."""
@@ -72,6 +87,8 @@ def moto_server() -> Iterator[MotoServer]:
         server.configure(batch_docker=False)
         yield server
     finally:
+        for client in server.clients.values():
+            client.close()
         process.terminate()
         process.wait(timeout=10)
 

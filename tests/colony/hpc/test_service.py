@@ -5,7 +5,6 @@ from __future__ import annotations
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
-import boto3
 import httpx
 import pytest
 
@@ -57,7 +56,7 @@ async def test_create_upload_submit_status_outputs(hpc_stack: HPCStack, tmp_path
     source = tmp_path / "data.txt"
     source.write_text("hello")
     await client.upload("echo-1", target, source)
-    body = boto3.client("s3").get_object(Bucket="colony-hpc", Key=target.s3_key)["Body"].read()
+    body = hpc_stack.aws.client("s3").get_object(Bucket="colony-hpc", Key=target.s3_key)["Body"].read()
     assert body == b"hello"
 
     status = await client.submit("echo-1")
@@ -68,7 +67,7 @@ async def test_create_upload_submit_status_outputs(hpc_stack: HPCStack, tmp_path
 
     final = await client.status("echo-1")
     assert final.state is JobState.SUCCEEDED
-    boto3.client("s3").put_object(Bucket="colony-hpc", Key="jobs/echo-1/outputs/result.txt", Body=b"done")
+    hpc_stack.aws.client("s3").put_object(Bucket="colony-hpc", Key="jobs/echo-1/outputs/result.txt", Body=b"done")
     (output,) = await client.outputs("echo-1")
     assert output.key == "result.txt" and output.size_bytes == 4
     downloaded = await client.download(output, tmp_path / "out" / "result.txt")
@@ -95,7 +94,7 @@ async def test_large_artifacts_upload_in_parts(hpc_stack: HPCStack, tmp_path: Pa
     (target,) = created.uploads
     assert target.url is None and len(target.parts) == 3
     await hpc_stack.client.upload("echo-1", target, source)
-    head = boto3.client("s3").head_object(Bucket="colony-hpc", Key=target.s3_key)
+    head = hpc_stack.aws.client("s3").head_object(Bucket="colony-hpc", Key=target.s3_key)
     assert head["ContentLength"] == size
     submitted = await hpc_stack.client.submit("echo-1")
     assert submitted.batch_job_id

@@ -1,0 +1,1 @@
+"""Prefect Blocks holding Colony's configuration and secrets."""

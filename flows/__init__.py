@@ -1,0 +1,1 @@
+"""Prefect flows, each deployable from prefect.yaml."""

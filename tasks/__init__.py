@@ -1,0 +1,1 @@
+"""Prefect tasks: tool actions, kernel steps and the HPC job's steps."""
