@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from prefect import get_run_logger, task
-from prefect.artifacts import create_progress_artifact, update_progress_artifact
+from prefect.artifacts import acreate_progress_artifact, aupdate_progress_artifact
 from prefect.cache_policies import NO_CACHE
 
 from colony.errors import ColonyError
@@ -33,10 +33,12 @@ def only_retryable(task: Any, task_run: Any, state: Any) -> bool:
     return False
 
 
-_STEP = {"retries": 2, "retry_delay_seconds": 1, "retry_condition_fn": only_retryable, "cache_policy": NO_CACHE}
+def hpc_step(name: str) -> Any:
+    """The task decorator every HPC step shares: retried only when retryable, never cached by Prefect."""
+    return task(name=name, retries=2, retry_delay_seconds=1, retry_condition_fn=only_retryable, cache_policy=NO_CACHE)
 
 
-@task(name="hpc-submit", **_STEP)
+@hpc_step("hpc-submit")
 async def submit_job(client: HPCClientConfig, request: JobRequest) -> JobCreated:
     """Record the job with the service (its intent); an existing record comes back as it is."""
     created = await HPCClient(client).create_job(request)
@@ -44,7 +46,7 @@ async def submit_job(client: HPCClientConfig, request: JobRequest) -> JobCreated
     return created
 
 
-@task(name="hpc-upload", **_STEP)
+@hpc_step("hpc-upload")
 async def upload_job_inputs(client: HPCClientConfig, created: JobCreated, artifacts: list[InputArtifact]) -> list[str]:
     """Stream every input from disk to its deterministic S3 key."""
     keys = await upload_inputs(HPCClient(client), created.record.name, created.uploads, artifacts)
@@ -52,7 +54,7 @@ async def upload_job_inputs(client: HPCClientConfig, created: JobCreated, artifa
     return keys
 
 
-@task(name="hpc-start", **_STEP)
+@hpc_step("hpc-start")
 async def start_job(client: HPCClientConfig, name: str) -> JobStatus:
     """Hand the job to AWS Batch; the service never submits one name twice."""
     status = await HPCClient(client).submit(name)
@@ -60,25 +62,25 @@ async def start_job(client: HPCClientConfig, name: str) -> JobStatus:
     return status
 
 
-@task(name="hpc-poll", **_STEP)
+@hpc_step("hpc-poll")
 async def poll_job(client: HPCClientConfig, name: str, timeout_seconds: float, policy: PollPolicy) -> JobStatus:
     """Wait for the job to end, logging each state change and updating a progress artifact."""
     logger = get_run_logger()
-    progress = await create_progress_artifact(
+    progress = await acreate_progress_artifact(
         progress=0.0, key=f"hpc-{name[-40:].lower()}", description=f"HPC job {name}"
     )
 
     async def on_change(status: JobStatus, elapsed: float) -> None:
         logger.info("HPC job %s: %s after %.0f s %s", name, status.state.value, elapsed, status.status_reason)
         done = 100.0 if status.terminal else min(99.0, 100.0 * elapsed / timeout_seconds)
-        await update_progress_artifact(progress, done, description=f"HPC job {name}: {status.state.value}")
+        await aupdate_progress_artifact(progress, done, description=f"HPC job {name}: {status.state.value}")
 
     return await poll_until_done(
         HPCClient(client), name, timeout_seconds=timeout_seconds, policy=policy, on_change=on_change
     )
 
 
-@task(name="hpc-fetch", **_STEP)
+@hpc_step("hpc-fetch")
 async def fetch_outputs(client: HPCClientConfig, name: str, output_dir: Path) -> dict[str, str]:
     """Download every output of the SUCCEEDED job under ``output_dir``; local paths by key."""
     hpc = HPCClient(client)
