@@ -50,8 +50,6 @@ class HPCToolCapability(ToolCapability):
 
     __abstract_tool__ = True
     retryable_errors: ClassVar[tuple[type[BaseException], ...]] = (HPCUnavailableError, HPCTimeoutError)
-    #: How the job is polled; a subclass (or a test) may poll faster.
-    poll_policy: ClassVar[PollPolicy] = PollPolicy()
 
     def __init__(
         self,
@@ -60,11 +58,13 @@ class HPCToolCapability(ToolCapability):
         client: HPCClient | None = None,
         settings: HPCSettings | None = None,
         workdir: Path | None = None,
+        poll_policy: PollPolicy | None = None,
     ) -> None:
         super().__init__(agent=agent)
         self._client = client
         self._settings = settings
         self._workdir = workdir
+        self.poll_policy = poll_policy or PollPolicy()
 
     @property
     def client(self) -> HPCClient:
