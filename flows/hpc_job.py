@@ -13,6 +13,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 from pydantic import BaseModel, ConfigDict, Field
 
+from blocks.hpc import load_hpc_settings
 from colony.hpc import HPCClientConfig, InputArtifact, JobRequest, JobState, PollPolicy
 from colony.hpc.capability import default_client, default_settings
 from colony.spec import ResourceRequirements
@@ -34,8 +35,20 @@ class HPCJobRequest(BaseModel):
     poll: PollPolicy = Field(default_factory=PollPolicy, description="How often to ask about the job.")
     output_dir: Path = Field(description="Where the outputs are downloaded to.")
     client: HPCClientConfig | None = Field(
-        default=None, description="How to reach the HPC service; the configured one when omitted."
+        default=None, description="How to reach the HPC service; else the block below, else the environment."
     )
+    config_block: str | None = Field(default=None, description="Name of an HPCConfig block to read the service from.")
+
+    def client_config(self) -> HPCClientConfig:
+        """How to reach the service: given here, from the named block, or from ``COLONY_HPC_*``."""
+        if self.client is not None:
+            return self.client
+        if self.config_block is None:
+            return default_client().config
+        settings = load_hpc_settings(self.config_block)
+        return HPCClientConfig(
+            endpoint=settings.endpoint, token=settings.token, timeout_seconds=settings.request_timeout_seconds
+        )
 
     def timeout_seconds(self) -> float:
         """How long to wait for the job: a multiple of its expected wall-clock, else the operator's cap."""
@@ -49,7 +62,7 @@ class HPCJobRequest(BaseModel):
 async def hpc_job(request: HPCJobRequest) -> dict[str, str]:
     """Run one HPC job to completion and download its outputs; local paths by output key."""
     logger = get_run_logger()
-    client = request.client or default_client().config
+    client = request.client_config()
     job = JobRequest(
         name=request.name,
         tool=request.tool,

@@ -65,7 +65,7 @@ async def test_preconditions_warn_on_each_operator_limit(hpc_stack: HPCStack) ->
         "operator limit max_wallclock_seconds",
         "no AWS Batch job definition is configured for 'fdtd_sweep'",
     ]
-    with pytest.raises(HPCLimitError, match="max_memory_gb.*max_wallclock_seconds"):
+    with pytest.raises(HPCLimitError, match=r"max_memory_gb.*max_wallclock_seconds"):
         await FdtdSweep(client=hpc_stack.client, settings=tight).invoke("run_fdtd_sweep", SMALL)
 
 
