@@ -188,3 +188,25 @@ async def test_a_service_that_is_down_is_unavailable(hpc_stack: HPCStack) -> Non
     )
     with pytest.raises(HPCUnavailableError, match="unreachable"):
         await dead.status("echo-1")
+
+
+async def test_after_an_uncertain_submit_the_existing_batch_job_is_adopted(
+    hpc_stack: HPCStack, tmp_path: Path
+) -> None:
+    created = await hpc_stack.client.create_job(request())
+    source = tmp_path / "data.txt"
+    source.write_text("hello")
+    await hpc_stack.client.upload("echo-1", created.uploads[0], source)
+    # An earlier attempt recorded its intent and reached Batch, then died before saving the job id.
+    s3 = hpc_stack.aws.client("s3")
+    s3.put_object(
+        Bucket="colony-hpc",
+        Key="jobs/echo-1/record.json",
+        Body=created.record.model_copy(update={"state": JobState.SUBMITTING}).model_dump_json(),
+    )
+    earlier = hpc_stack.aws.client("batch").submit_job(
+        jobName="echo-1", jobQueue="colony-hpc", jobDefinition="colony-echo"
+    )["jobId"]
+    status = await hpc_stack.client.submit("echo-1")
+    assert status.batch_job_id == earlier
+    assert [job["jobId"] for job in hpc_stack.batch_jobs("echo-1")] == [earlier]
