@@ -90,21 +90,29 @@ def provision(url: str) -> HPCSettings:
     boto3.client("s3", **options).create_bucket(Bucket="bench")
     role = boto3.client("iam", **options).create_role(RoleName="batch", AssumeRolePolicyDocument="{}")["Role"]["Arn"]
     batch = boto3.client("batch", **options)
-    batch.create_compute_environment(computeEnvironmentName="ce", type="UNMANAGED", state="ENABLED", serviceRole=role)
+    batch.create_compute_environment(
+        computeEnvironmentName="bench-ce", type="UNMANAGED", state="ENABLED", serviceRole=role
+    )
     batch.create_job_queue(
-        jobQueueName="q",
+        jobQueueName="bench-queue",
         state="ENABLED",
         priority=1,
-        computeEnvironmentOrder=[{"order": 1, "computeEnvironment": "ce"}],
+        computeEnvironmentOrder=[{"order": 1, "computeEnvironment": "bench-ce"}],
     )
     batch.register_job_definition(
-        jobDefinitionName="echo", type="container", containerProperties={"image": "busybox", "command": ["true"]}
+        jobDefinitionName="bench-echo",
+        type="container",
+        containerProperties={
+            "image": "busybox",
+            "command": ["true"],
+            "resourceRequirements": [{"type": "VCPU", "value": "1"}, {"type": "MEMORY", "value": "512"}],
+        },
     )
     return HPCSettings(
         token=SecretStr(TOKEN),
         bucket="bench",
-        job_queue="q",
-        job_definitions={"echo": "echo"},
+        job_queue="bench-queue",
+        job_definitions={"echo": "bench-echo"},
         aws_endpoint_url=url,
     )
 
@@ -206,6 +214,7 @@ def cache_hit_ratio(endpoint: str) -> None:
 
 def main() -> None:
     os.environ.update(AWS)
+    os.environ.setdefault("PREFECT_LOGGING_LEVEL", "WARNING")
     moto, url = start_moto()
     try:
         endpoint = serve(provision(url))

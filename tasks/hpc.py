@@ -8,6 +8,7 @@ The service's job record is the cache, so Prefect's own caching is off.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,7 +20,7 @@ from colony.errors import ColonyError
 from colony.hpc import HPCClient, HPCClientConfig, InputArtifact, JobCreated, JobRequest, JobStatus, PollPolicy
 from colony.hpc.cycle import poll_until_done, upload_inputs
 
-__all__ = ["fetch_outputs", "poll_job", "start_job", "submit_job", "upload_job_inputs"]
+__all__ = ["fetch_outputs", "poll_job", "progress_key", "start_job", "submit_job", "upload_job_inputs"]
 
 
 def only_retryable(task: Any, task_run: Any, state: Any) -> bool:
@@ -31,6 +32,11 @@ def only_retryable(task: Any, task_run: Any, state: Any) -> bool:
     except Exception:  # noqa: BLE001 - anything not ours is a bug, not a transient failure
         return False
     return False
+
+
+def progress_key(name: str) -> str:
+    """The job's progress artifact key (Prefect allows lowercase letters, digits and dashes)."""
+    return "hpc-" + re.sub(r"[^a-z0-9-]", "-", name.lower())[-60:]
 
 
 def hpc_step(name: str) -> Any:
@@ -66,9 +72,7 @@ async def start_job(client: HPCClientConfig, name: str) -> JobStatus:
 async def poll_job(client: HPCClientConfig, name: str, timeout_seconds: float, policy: PollPolicy) -> JobStatus:
     """Wait for the job to end, logging each state change and updating a progress artifact."""
     logger = get_run_logger()
-    progress = await acreate_progress_artifact(
-        progress=0.0, key=f"hpc-{name[-40:].lower()}", description=f"HPC job {name}"
-    )
+    progress = await acreate_progress_artifact(progress=0.0, key=progress_key(name), description=f"HPC job {name}")
 
     async def on_change(status: JobStatus, elapsed: float) -> None:
         logger.info("HPC job %s: %s after %.0f s %s", name, status.state.value, elapsed, status.status_reason)

@@ -5,11 +5,14 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
 from colony.errors import HPCLimitError
 from colony.hpc import InputArtifact, PollPolicy
 from colony.spec import ResourceRequirements
 from flows.hpc_job import HPCJobRequest, hpc_job
+from tasks.hpc import progress_key
 from tests.services.hpc import HPCStack
 
 # Prefect's own API clients leave sockets to the test server for the garbage collector.
@@ -47,6 +50,11 @@ async def test_the_flow_runs_the_whole_cycle(prefect_harness: str, hpc_stack: HP
     assert uploaded["Body"].read() == b"deck"
     (job,) = hpc_stack.batch_jobs("echo-flow")
     assert job["status"] == "SUCCEEDED"
+    async with get_client() as prefect:
+        (progress,) = await prefect.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[progress_key("echo-flow")]))
+        )
+    assert progress.type == "progress" and progress.data == 100.0
 
 
 async def test_a_repeated_call_is_a_cache_hit(prefect_harness: str, hpc_stack: HPCStack, tmp_path: Path) -> None:

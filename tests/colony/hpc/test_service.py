@@ -190,9 +190,7 @@ async def test_a_service_that_is_down_is_unavailable(hpc_stack: HPCStack) -> Non
         await dead.status("echo-1")
 
 
-async def test_after_an_uncertain_submit_the_existing_batch_job_is_adopted(
-    hpc_stack: HPCStack, tmp_path: Path
-) -> None:
+async def test_after_an_uncertain_submit_the_existing_batch_job_is_adopted(hpc_stack: HPCStack, tmp_path: Path) -> None:
     created = await hpc_stack.client.create_job(request())
     source = tmp_path / "data.txt"
     source.write_text("hello")
