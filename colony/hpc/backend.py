@@ -24,7 +24,6 @@ __all__ = ["JOB_NAME_TAG", "BatchBackend"]
 #: Tag every submitted Batch job carries, so it can be found by its Colony name.
 JOB_NAME_TAG = "colony:job-name"
 _LOG_GROUP = "/aws/batch/job"
-_ALL_STATES = ("SUBMITTED", "PENDING", "RUNNABLE", "STARTING", "RUNNING", "SUCCEEDED", "FAILED")
 
 
 class BatchBackend:
@@ -154,14 +153,29 @@ class BatchBackend:
         return bool(found.get("jobDefinitions"))
 
     def find_batch_job(self, name: str) -> str | None:
-        """The id of a Batch job already submitted under ``name`` (any state), if any."""
+        """The id of a job Colony already submitted under ``name`` (any state), if any.
+
+        ListJobs with a JOB_NAME filter covers every status; a match must also carry
+        Colony's name tag, so a same-named job submitted by someone else is not adopted.
+        """
+        candidates: list[str] = []
         with aws_errors("ListJobs"):
-            for state in _ALL_STATES:
-                listing = self.batch.list_jobs(jobQueue=self.settings.job_queue, jobStatus=state)
-                for summary in listing.get("jobSummaryList", []):
-                    if summary.get("jobName") == name:
-                        return str(summary["jobId"])
-        return None
+            pages = self.batch.get_paginator("list_jobs").paginate(
+                jobQueue=self.settings.job_queue, filters=[{"name": "JOB_NAME", "values": [name]}]
+            )
+            candidates = [
+                str(summary["jobId"])
+                for page in pages
+                for summary in page.get("jobSummaryList", [])
+                if summary.get("jobName") == name
+            ]
+        if not candidates:
+            return None
+        with aws_errors("DescribeJobs"):
+            jobs = self.batch.describe_jobs(jobs=candidates[:100]).get("jobs", [])
+        tagged = [job for job in jobs if job.get("tags", {}).get(JOB_NAME_TAG) == name]
+        tagged.sort(key=lambda job: job.get("createdAt", 0))
+        return str(tagged[0]["jobId"]) if tagged else None
 
     def submit(self, record: JobRecord, attempt_seconds: int) -> str:
         """Submit the job to Batch under its deterministic name; its id."""

@@ -61,7 +61,7 @@ class JobState(StrEnum):
     @property
     def submitted(self) -> bool:
         """Whether Batch has (or may have) been asked to run the job."""
-        return self not in (JobState.CREATED,)
+        return self is not JobState.CREATED
 
 
 class ArtifactDescriptor(WireModel):
