@@ -24,14 +24,12 @@ __all__ = ["fetch_outputs", "poll_job", "progress_key", "start_job", "submit_job
 
 
 def only_retryable(task: Any, task_run: Any, state: Any) -> bool:
-    """Prefect retry condition: retry a Colony error marked retryable, nothing else."""
-    try:
-        state.result()
-    except ColonyError as error:
-        return error.retryable
-    except Exception:  # noqa: BLE001 - anything not ours is a bug, not a transient failure
-        return False
-    return False
+    """Prefect retry condition: retry a Colony error marked retryable, nothing else.
+
+    Prefect hands the failure over as ``Failed(data=<exception>)``.
+    """
+    error = getattr(state, "data", None)
+    return isinstance(error, ColonyError) and error.retryable
 
 
 def progress_key(name: str) -> str:

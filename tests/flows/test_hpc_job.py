@@ -2,17 +2,19 @@
 
 from __future__ import annotations
 
+import logging
 from pathlib import Path
 
 import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 
-from colony.errors import HPCLimitError
-from colony.hpc import InputArtifact, PollPolicy
+from colony.errors import HPCLimitError, HPCRequestError, HPCUnavailableError
+from colony.hpc import HPCClientConfig, InputArtifact, PollPolicy
 from colony.spec import ResourceRequirements
 from flows.hpc_job import HPCJobRequest, hpc_job
 from tasks.hpc import progress_key
+from tests.services import free_port
 from tests.services.hpc import HPCStack
 
 # Prefect's own API clients leave sockets to the test server for the garbage collector.
@@ -72,3 +74,20 @@ async def test_limits_are_enforced_before_anything_is_submitted(
     with pytest.raises(HPCLimitError, match=r"max_vcpus.*max_memory_gb"):
         await hpc_job(job_request(hpc_stack, tmp_path, resources=greedy))
     assert hpc_stack.batch_jobs("echo-flow") == []
+
+
+async def test_a_service_that_is_down_is_retried_then_reported(
+    prefect_harness: str, hpc_stack: HPCStack, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    dead = HPCClientConfig(endpoint=f"http://127.0.0.1:{free_port()}", token="t", retries=0)
+    with caplog.at_level(logging.INFO), pytest.raises(HPCUnavailableError, match="unreachable"):
+        await hpc_job(job_request(hpc_stack, tmp_path, client=dead))
+    assert caplog.text.count("Retry 1/2 will start") == 1 and caplog.text.count("Retry 2/2 will start") == 1
+
+
+async def test_a_refusal_is_not_retried(
+    prefect_harness: str, hpc_stack: HPCStack, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    with caplog.at_level(logging.INFO), pytest.raises(HPCRequestError, match="unknown tool 'nope'"):
+        await hpc_job(job_request(hpc_stack, tmp_path, tool="nope"))
+    assert "Retry" not in caplog.text
