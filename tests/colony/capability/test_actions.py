@@ -22,7 +22,11 @@ class Echo(AgentCapability):
 
 
 async def test_parameters_named_like_basemodel_attributes_keep_their_names():
-    assert await Echo().invoke("echo", {"schema": {"a": 1}, "json": "y"}) == {"schema": {"a": 1}, "json": "y", "copy": 1}
+    assert await Echo().invoke("echo", {"schema": {"a": 1}, "json": "y"}) == {
+        "schema": {"a": 1},
+        "json": "y",
+        "copy": 1,
+    }
     assert Echo().echo(schema={}, copy=2) == {"schema": {}, "json": "x", "copy": 2}
     definition = Echo.actions()["echo"]
     assert set(definition.input_schema["properties"]) == {"schema", "json", "copy"}
