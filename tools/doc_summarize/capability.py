@@ -18,8 +18,7 @@ MAX_TEXT_CHARS = 10_000_000
 
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
 _WORD = re.compile(r"\b\w+\b")
-STOP_WORDS = frozenset(
-    """
+_STOP_WORDS_TEXT = """
     a about above after again against all also am an and another any are as at be because been before being
     below between both but by can could did do does doing down during each either else etc even ever every
     few for from further had has have having he her here hers herself him himself his how however i if in
@@ -28,8 +27,8 @@ STOP_WORDS = frozenset(
     that the their theirs them themselves then there these they this those though through thus to too
     under until up upon us very via was we were what when where whether which while who whom whose why will
     with within without would yet you your yours yourself yourselves
-    """.split()
-)
+"""
+STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 
 INPUTS_SCHEMA: dict[str, Any] = {
     "type": "object",
