@@ -182,6 +182,4 @@ class MagerSumnerShieldingCapability(LocalToolCapability):
         factor, outer_radius = shielding_factor(layers_mm, relative_permeability, inner_radius_mm, gaps)
         if not math.isfinite(factor):
             raise ToolInputError.for_field("relative_permeability", "the shielding factor overflows a float")
-        return Shielding(
-            shielding_factor=factor, shielding_db=20.0 * math.log10(factor), outer_radius_mm=outer_radius
-        )
+        return Shielding(shielding_factor=factor, shielding_db=20.0 * math.log10(factor), outer_radius_mm=outer_radius)
