@@ -6,6 +6,7 @@ from pathlib import Path
 import pytest
 
 from colony.capability import ToolCapability
+from colony.capability._schema import clean_schema, schema_mismatches
 from colony.catalog import check_entry, load_registry
 
 TOOLS = Path(__file__).resolve().parents[2] / "tools"
@@ -49,3 +50,13 @@ def test_main_action_says_what_a_model_needs(name):
     assert all(definition.input_schema["properties"][field].get("description") for field in documented)
     if cls.spec.inputs_schema is not None:
         assert definition.input_schema == cls.spec.inputs_schema
+
+
+@pytest.mark.parametrize("name", PACKAGES)
+def test_declared_output_schema_matches_the_return_type(name):
+    cls = check_entry(load_registry()[name])
+    definition = cls.actions()[cls.primary_action()]
+    assert cls.spec.outputs_schema is not None
+    assert definition.output_adapter is not None, "the main action declares its result as a TypedDict"
+    derived = clean_schema(definition.output_adapter.json_schema())
+    assert schema_mismatches(cls.spec.outputs_schema, derived) == []

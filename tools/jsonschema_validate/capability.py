@@ -43,7 +43,7 @@ OUTPUTS_SCHEMA: dict[str, Any] = {
             },
         },
     },
-    "required": ["valid", "errors"],
+    "required": ["valid", "errors", "error_details"],
 }
 
 
