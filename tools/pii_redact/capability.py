@@ -131,6 +131,11 @@ def _is_card(candidate: str) -> bool:
     return digits[0] in "23456" and luhn_valid(digits)
 
 
+def _is_word(character: str) -> bool:
+    r"""Whether ``character`` is a regex word character (what \w matches in a str pattern)."""
+    return character.isalnum() or character == "_"
+
+
 _EMAIL_LOCAL_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789._%+-")
 _EMAIL_FROM_AT = re.compile(_EMAIL_DOMAIN)
 # Numeric values are looked for only inside runs of number-like characters at least as long
@@ -157,9 +162,8 @@ def _emails(text: str) -> Iterator[tuple[int, int]]:
         at = start = domain.start()
         while start > floor and text[start - 1] in _EMAIL_LOCAL_CHARS:
             start -= 1
-        # The seed's leading \b: the address starts at the run's first word character.
-        while start < at and not (text[start].isalnum() or text[start] == "_"):
-            start += 1
+        # The seed's leading \b: the address starts at the run's first word boundary.
+        start = next((p for p in range(start, at) if _is_word(text[p]) != (p > 0 and _is_word(text[p - 1]))), at)
         if start < at:
             floor = domain.end()
             yield start, floor

@@ -172,6 +172,8 @@ def test_fast_path_finds_what_the_patterns_find():
     texts = [record["text"] for record in build()]
     texts += [" ".join(rng.sample(texts, 6)) for _ in range(200)]
     texts += ["é " + text + " ü" for text in texts[:100]]
+    texts += ["é" + text for text in texts[:100]] + ["ü.x" + text for text in texts[:60]]
+    texts += ["éjohn@example.com", "é.john@example.com", "a_b.c@d.org", "--x@y.com", "é-x.y@z.io", "x@y@z.com"]
     for text in texts:
         assert find_pii(text, PII_TYPES) == seed_style_findings(text, PII_TYPES), text
         assert find_pii(text, ("email", "phone")) == seed_style_findings(text, ("email", "phone")), text
