@@ -39,6 +39,7 @@ INPUTS_SCHEMA: dict[str, Any] = {
         },
         "gaps_mm": {
             "type": ["array", "null"],
+            "items": {"type": "number", "minimum": 0},
             "default": None,
             "description": "Radial air gap between consecutive shells in mm (one fewer than layers); "
             "null means the shells touch",
