@@ -120,6 +120,8 @@ def row(label: str, seconds: float, target: str = "") -> None:
 def main() -> None:
     rng = random.Random(2026)
     print("bench/tools.py: catalog tools (best of 5 runs)")
+    reference = per_call(lambda: sum(range(1_000_000)), calls=1)
+    row("reference: sum(range(10**6)), to compare machines and load", reference)
 
     unit = UnitConvert()
     direct = per_call(lambda: unit.convert_units(value=10.0, from_unit="miles", to_unit="km"), calls=20_000)
