@@ -1,10 +1,18 @@
-"""Run every benchmark script: ``python -m bench``."""
+"""Run every benchmark module, or those named: ``python -m bench [foundation ...]``."""
 
-import runpy
+import importlib
+import sys
 
-SCRIPTS = ["bench.hpc"]
+MODULES = ["foundation", "tools", "hpc"]
+
+
+def main() -> None:
+    """Run the chosen benchmark modules in order."""
+    chosen = sys.argv[1:] or MODULES
+    for name in chosen:
+        print(f"\n## bench.{name}")
+        importlib.import_module(f"bench.{name}").main()
+
 
 if __name__ == "__main__":
-    for script in SCRIPTS:
-        print(f"== {script}")
-        runpy.run_module(script, run_name="__main__")
+    main()
