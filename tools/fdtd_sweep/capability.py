@@ -18,6 +18,30 @@ from tools.fdtd_sweep.job import DECK, RESULTS
 from tools.fdtd_sweep.simulation import validate_deck
 
 
+OUTPUTS_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {
+        "cells": {"type": "integer", "description": "Length of the 1-D grid in cells."},
+        "steps": {"type": "integer", "description": "Time steps per simulation."},
+        "slab_cells": {"type": "integer", "description": "Slab thickness in cells."},
+        "points": {
+            "type": "array",
+            "description": "One entry per permittivity, in the order asked.",
+            "items": {
+                "type": "object",
+                "properties": {
+                    "relative_permittivity": {"type": "number", "description": "The slab's permittivity."},
+                    "reflectance": {"type": "number", "description": "Reflected fraction of the pulse energy."},
+                    "transmittance": {"type": "number", "description": "Transmitted fraction of the pulse energy."},
+                },
+                "required": ["relative_permittivity", "reflectance", "transmittance"],
+            },
+        },
+    },
+    "required": ["cells", "steps", "slab_cells", "points"],
+}
+
+
 class SweepPoint(TypedDict):
     """The slab's response at one permittivity."""
 
@@ -47,6 +71,7 @@ class FdtdSweep(HPCToolCapability):
         ),
         domain="em",
         capabilities=("run_fdtd_sweep",),
+        outputs_schema=OUTPUTS_SCHEMA,
         backend=Backend.HTTP_API,
         execution_locality=ExecutionLocality.HPC,
         cost_model=CostModel(cpu_seconds=10.0),
