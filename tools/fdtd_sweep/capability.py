@@ -17,7 +17,6 @@ from colony.spec import Backend, CostModel, ExecutionLocality, Licensing, Resour
 from tools.fdtd_sweep.job import DECK, RESULTS
 from tools.fdtd_sweep.simulation import validate_deck
 
-
 OUTPUTS_SCHEMA: dict[str, Any] = {
     "type": "object",
     "properties": {
