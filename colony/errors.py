@@ -7,7 +7,12 @@
     │   ├── UnknownToolError       no such tool in the catalog or on the agent
     │   ├── UnknownActionError     the tool has no such action
     │   ├── ToolExecutionError     the tool ran and failed; ``retryable`` says if a
-    │   │                          second attempt may succeed
+    │   │   │                      second attempt may succeed
+    │   │   └── SandboxError       the Docker sandbox failed (not the command inside it)
+    │   │       ├── SandboxUnavailableError   no Docker engine answers, or it failed (5xx);
+    │   │       │                             retryable
+    │   │       ├── SandboxImageMissingError  the role's image is not built here
+    │   │       └── UnknownSandboxRoleError   no image is configured for the role
     │   └── MissingSecretError     a secret the tool needs is not configured
     ├── CatalogError               the tool registry file or an entry in it is wrong
     │   ├── RegistryFileError      unreadable or malformed registry file
@@ -35,12 +40,16 @@ __all__ = [
     "FieldError",
     "MissingSecretError",
     "RegistryFileError",
+    "SandboxError",
+    "SandboxImageMissingError",
+    "SandboxUnavailableError",
     "ToolEntrySpecMismatch",
     "ToolError",
     "ToolExecutionError",
     "ToolInputError",
     "ToolOutputError",
     "UnknownActionError",
+    "UnknownSandboxRoleError",
     "UnknownToolError",
 ]
 
@@ -124,6 +133,25 @@ class ToolExecutionError(ToolError):
     def __init__(self, message: str, *, retryable: bool = False) -> None:
         super().__init__(message)
         self.retryable = retryable
+
+
+class SandboxError(ToolExecutionError):
+    """The Docker sandbox failed; a command's own non-zero exit is a result, never this."""
+
+
+class SandboxUnavailableError(SandboxError):
+    """No Docker engine answers, or the engine failed; a later attempt may succeed."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retryable=True)
+
+
+class SandboxImageMissingError(SandboxError):
+    """The image a role names is not on this engine; the message says how to build it."""
+
+
+class UnknownSandboxRoleError(SandboxError, LookupError):
+    """No image is configured for the sandbox role a tool names."""
 
 
 class MissingSecretError(ToolError):
