@@ -163,7 +163,7 @@ async def _in_daemon_thread(work: Callable[[], T]) -> T:
     def run() -> None:
         try:
             result = work()
-        except BaseException as error:  # handed to the awaiting coroutine, not lost in the thread
+        except BaseException as error:  # noqa: BLE001 - handed to the awaiting coroutine, not lost in the thread
             loop.call_soon_threadsafe(_settle, future, None, error)
         else:
             loop.call_soon_threadsafe(_settle, future, result, None)

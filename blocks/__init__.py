@@ -1,0 +1,1 @@
+"""Prefect Blocks holding Colony's deployment configuration and secrets."""
