@@ -83,10 +83,17 @@ def run_exec(
             ended = _drain(connection, time.monotonic() + _STOP_GRACE_SECONDS)
             stopper.join(_STOP_GRACE_SECONDS)
     finally:
-        connection.close()
+        _close(response, connection)
     if ended or not outcome.timed_out:
         outcome.exit_code = _exit_code(api, exec_id, settle=_SETTLE_SECONDS)
     return outcome
+
+
+def _close(response: Any, connection: socket.socket) -> None:
+    """Close the hijacked connection and every file object the SDK layered over it."""
+    for stream in (getattr(response, "_response", None), response, connection):
+        if stream is not None:
+            stream.close()
 
 
 def _feed(connection: socket.socket, data: bytes) -> None:
