@@ -84,7 +84,7 @@ class ContainerPlan:
     tmp_mb: int
 
     def create_kwargs(self) -> dict[str, Any]:
-        """Keyword arguments for ``client.containers.run`` (labels and name added by the session)."""
+        """Keyword arguments for ``client.containers.create`` (the session adds the owner labels)."""
         work = Mount(
             target=WORK_ROOT,
             source=None,
@@ -95,7 +95,6 @@ class ContainerPlan:
         )
         return {
             "image": self.image,
-            "detach": True,
             "init": True,
             "user": self.keeper_user,
             "network_mode": self.network,

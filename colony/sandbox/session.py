@@ -174,7 +174,9 @@ class SandboxSession:
                 return box
             self._recycle(client, plan)
         reap_orphans(client)
-        container = client.containers.run(labels=owner_labels(plan.role), **plan.create_kwargs())
+        # create + start, never run: run() would try to pull a missing image from a registry.
+        container = client.containers.create(labels=owner_labels(plan.role), **plan.create_kwargs())
+        container.start()
         box = self._held.containers[plan] = _Box(str(container.id))
         return box
 
@@ -250,13 +252,19 @@ class _Held:
 
 
 def _remove_all(held: _Held) -> None:
-    """Remove a session's containers; an engine that is gone is logged (the next start reaps them)."""
+    """Remove a session's containers and close its client.
+
+    An engine that is gone by then is logged, not raised: the next start reaps the containers.
+    """
     while held.containers:
         plan, box = held.containers.popitem()
         try:
             _remove(held.client, box.id)
         except (docker_errors.DockerException, OSError) as error:
             logger.warning("could not remove sandbox container for role %r: %s", plan.role, error)
+    if held.client is not None:
+        held.client.close()
+        held.client = None
 
 
 def _result(outcome: ExecOutcome, collected: Any, limit_bytes: int, duration: float) -> SandboxResult:

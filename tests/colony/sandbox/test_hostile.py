@@ -62,8 +62,15 @@ def test_huge_output_is_truncated_with_a_marker(shared_shell: TightShell) -> Non
 
 
 def test_a_call_cannot_see_what_the_last_one_left(shared_shell: TightShell) -> None:
-    run(shared_shell, "echo secret > mine.txt; echo secret > /tmp/scratch; (sleep 20 &) ; echo ok", files={"in.txt": "x"})
-    result = run(shared_shell, "ls -A . /tmp; ps -o user,args | awk '$1 == 65534 && $2 == \"sleep\"' | wc -l; ls -A /work | wc -l")
+    run(
+        shared_shell,
+        "echo secret > mine.txt; echo secret > /tmp/scratch; (sleep 20 &) ; echo ok",
+        files={"in.txt": "x"},
+    )
+    result = run(
+        shared_shell,
+        "ls -A . /tmp; ps -o user,args | awk '$1 == 65534 && $2 == \"sleep\"' | wc -l; ls -A /work | wc -l",
+    )
     assert "mine.txt" not in result["stdout"] and "scratch" not in result["stdout"]
     assert "in.txt" not in result["stdout"]
     lines = result["stdout"].split()
