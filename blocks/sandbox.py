@@ -25,7 +25,7 @@ class SandboxImages(Block):
         from colony.sandbox import SandboxSession
         from tools.shell_exec import ShellExec
 
-        images = SandboxImages.load("production")
+        images = SandboxImages.load("BLOCK_NAME")
         tool = ShellExec(session=SandboxSession(images.sandbox_config()))
         ```
     """
