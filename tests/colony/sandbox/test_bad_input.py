@@ -32,7 +32,7 @@ def _tool_with_roles(**roles: ImageRole) -> TightShell:
 
 def test_unknown_role_is_named() -> None:
     tool = _tool_with_roles(python=ImageRole(image="py:1"))
-    with pytest.raises(UnknownSandboxRoleError, match="role 'busybox'.*configured roles: python"):
+    with pytest.raises(UnknownSandboxRoleError, match=r"role 'busybox'.*configured roles: python"):
         asyncio.run(tool.invoke("run", {"script": "true"}))
     assert "no sandbox image is configured for role 'busybox'" in tool.check_preconditions()["warnings"][0]
 

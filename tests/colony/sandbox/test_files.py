@@ -24,10 +24,9 @@ def test_oversized_inputs_are_refused() -> None:
 
 
 def test_pack_holds_inputs_and_an_empty_out() -> None:
-    archive = tarfile.open(fileobj=io.BytesIO(pack_call_directory("c1", {"sub/a.txt": b"hi"})))
-    names = archive.getnames()
-    assert {"c1", "c1/out", "c1/sub", "c1/sub/a.txt"} <= set(names)
-    assert archive.getmember("c1/out").mode == 0o777
+    with tarfile.open(fileobj=io.BytesIO(pack_call_directory("c1", {"sub/a.txt": b"hi"}))) as archive:
+        assert {"c1", "c1/out", "c1/sub", "c1/sub/a.txt"} <= set(archive.getnames())
+        assert archive.getmember("c1/out").mode == 0o777
 
 
 def _tar(members: dict[str, bytes], link: bool = False) -> bytes:
