@@ -2,12 +2,13 @@
 
 A session holds at most one container per ``ContainerPlan`` (role plus limits),
 started on the first call that needs it and reused by later ones. Calls on one
-container run one at a time, each in its own work directory that is emptied
-afterwards. A container whose process may still be running (a timeout, an output
-overflow) or that could not be emptied is removed, and the next call gets a
-fresh one. ``close()`` removes everything; sessions still open when the
-interpreter exits (normally or on Ctrl-C) are closed then, and containers of a
-process that died without closing are reaped by the next session to start one.
+container run one at a time, each in its own work directory; afterwards every
+process the call left is killed and /work and /tmp are emptied. A command that
+runs past its timeout is killed and its container replaced, as is a container
+that could not be emptied. ``close()`` removes everything; sessions still open
+when the interpreter exits (normally or on Ctrl-C) are closed then, and
+containers of a process that died without closing are reaped by the next
+session to start one.
 """
 
 from __future__ import annotations
@@ -45,7 +46,7 @@ _FINISH_COMMAND = [
     "kill -9 -1 2>/dev/null; kill -9 -1 2>/dev/null; "
     '(cd "$0" 2>/dev/null && tar -c . 2>/dev/null); '
     "cd / && rm -rf /work/* /work/.[!.]* /work/..?* /tmp/* /tmp/.[!.]* /tmp/..?* 2>/dev/null; "
-    'test -z "$(ls -A /work /tmp | grep -v -e : -e ^$)" && mkdir -m 777 -p "$1"',
+    'test -z "$(ls -A /work)" && test -z "$(ls -A /tmp)" && mkdir -m 777 -p "$1"',
 ]
 _KILL_COMMAND = ["sh", "-c", "kill -9 -1; kill -9 -1; true"]
 _FINISH_TIMEOUT_SECONDS = 10.0

@@ -76,3 +76,13 @@ def test_a_call_cannot_see_what_the_last_one_left(shared_shell: TightShell) -> N
     lines = result["stdout"].split()
     assert lines[-2] == "0"  # the sleep the last call left running was killed
     assert lines[-1] == "1"  # only this call's own directory
+
+
+def test_a_call_that_blocks_its_clean_up_gets_the_container_replaced(shared_shell: TightShell) -> None:
+    run(shared_shell, "true")
+    before = container_of(shared_shell)
+    result = run(shared_shell, "mkdir -p locked/inner && touch locked/inner/f && chmod 000 locked; echo done")
+    assert result["stdout"] == "done\n"
+    assert container_of(shared_shell) is None  # could not be emptied, so it was removed
+    assert run(shared_shell, "ls -A")["stdout"] == "out\n"
+    assert container_of(shared_shell) != before
