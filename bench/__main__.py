@@ -3,7 +3,7 @@
 import importlib
 import sys
 
-MODULES = ["foundation", "tools", "hpc"]
+MODULES = ["foundation", "tools", "sandbox", "hpc"]
 
 
 def main() -> None:

@@ -8,15 +8,20 @@
     │   ├── UnknownActionError     the tool has no such action
     │   ├── ToolExecutionError     the tool ran and failed; ``retryable`` says if a
     │   │                          second attempt may succeed
-    │   ├── MissingSecretError     a secret the tool needs is not configured
-    │   └── HPCError               an HPC job could not be run as asked
-    │       ├── HPCLimitError      the run asks for more than the operator allows
-    │       ├── HPCRequestError    the HPC service refused a request (unknown tool,
-    │       │                      missing artifact, bad token, expired URL)
-    │       ├── HPCUnavailableError  the HPC service cannot be reached (retryable)
-    │       ├── HPCJobFailedError  the Batch job failed; carries reason and log tail
-    │       ├── HPCTimeoutError    the job outran its wall-clock budget
-    │       └── AWSError           S3 or Batch said no; keeps the AWS error code
+    │   │   └── SandboxError       the Docker sandbox failed (not the command inside it)
+    │   │       ├── SandboxUnavailableError   no Docker engine answers, or it failed (5xx);
+    │   │       │                             retryable
+    │   │       ├── SandboxImageMissingError  the role's image is not built here
+    │   │       └── UnknownSandboxRoleError   no image is configured for the role
+    │   ├── HPCError               an HPC job could not be run as asked
+    │   │   ├── HPCLimitError      the run asks for more than the operator allows
+    │   │   ├── HPCRequestError    the HPC service refused a request (unknown tool,
+    │   │   │                      missing artifact, bad token, expired URL)
+    │   │   ├── HPCUnavailableError  the HPC service cannot be reached (retryable)
+    │   │   ├── HPCJobFailedError  the Batch job failed; carries reason and log tail
+    │   │   ├── HPCTimeoutError    the job outran its wall-clock budget
+    │   │   └── AWSError           S3 or Batch said no; keeps the AWS error code
+    │   └── MissingSecretError     a secret the tool needs is not configured
     ├── CatalogError               the tool registry file or an entry in it is wrong
     │   ├── RegistryFileError      unreadable or malformed registry file
     │   ├── CapabilityResolutionError  an entry's capability_fqn does not import
@@ -50,12 +55,16 @@ __all__ = [
     "HPCUnavailableError",
     "MissingSecretError",
     "RegistryFileError",
+    "SandboxError",
+    "SandboxImageMissingError",
+    "SandboxUnavailableError",
     "ToolEntrySpecMismatch",
     "ToolError",
     "ToolExecutionError",
     "ToolInputError",
     "ToolOutputError",
     "UnknownActionError",
+    "UnknownSandboxRoleError",
     "UnknownToolError",
 ]
 
@@ -139,6 +148,25 @@ class ToolExecutionError(ToolError):
     def __init__(self, message: str, *, retryable: bool = False) -> None:
         super().__init__(message)
         self.retryable = retryable
+
+
+class SandboxError(ToolExecutionError):
+    """The Docker sandbox failed; a command's own non-zero exit is a result, never this."""
+
+
+class SandboxUnavailableError(SandboxError):
+    """No Docker engine answers, or the engine failed; a later attempt may succeed."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, retryable=True)
+
+
+class SandboxImageMissingError(SandboxError):
+    """The image a role names is not on this engine; the message says how to build it."""
+
+
+class UnknownSandboxRoleError(SandboxError, LookupError):
+    """No image is configured for the sandbox role a tool names."""
 
 
 class MissingSecretError(ToolError):

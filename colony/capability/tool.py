@@ -13,7 +13,7 @@ from typing import Any, ClassVar
 from typing_extensions import TypedDict
 
 from colony.capability._actions import action_executor
-from colony.capability._schema import compiled_validator, schema_mismatches
+from colony.capability._schema import clean_schema, compiled_validator, schema_mismatches
 from colony.capability.base import AgentCapability
 from colony.errors import ToolOutputError
 from colony.spec import ToolSpec
@@ -131,6 +131,12 @@ def _bind_spec_schemas(cls: type[ToolCapability], action: str, spec: ToolSpec) -
                 f"{cls.__qualname__}.{action}: signature drifts from spec.inputs_schema: " + "; ".join(problems)
             )
         definition.input_schema = spec.inputs_schema
+    if spec.outputs_schema is not None and definition.output_adapter is not None:
+        problems = schema_mismatches(spec.outputs_schema, clean_schema(definition.output_adapter.json_schema()))
+        if problems:
+            raise TypeError(
+                f"{cls.__qualname__}.{action}: return type drifts from spec.outputs_schema: " + "; ".join(problems)
+            )
     if spec.outputs_schema is not None and definition.output_adapter is None:
         validator = compiled_validator(spec.outputs_schema)
 

@@ -5,11 +5,13 @@ from __future__ import annotations
 import typer
 
 from colony.cli.hpc import hpc_app
+from colony.cli.sandbox import sandbox_app
 from colony.cli.tools import tools_app
 
 app = typer.Typer(no_args_is_help=True, help="Colony: a governed tool runtime for AI agents.")
 app.add_typer(tools_app, name="tools")
 app.add_typer(hpc_app, name="hpc")
+app.add_typer(sandbox_app, name="sandbox")
 
 
 def main() -> None:

@@ -168,3 +168,32 @@ def test_intermediate_base_may_skip_spec():
             return "went"
 
     assert Concrete().go() == "went"
+
+
+def test_return_type_drift_from_declared_outputs_schema_fails():
+    from typing_extensions import TypedDict
+
+    class Answer(TypedDict):
+        value: int
+
+    with pytest.raises(TypeError, match=r"return type drifts from spec.outputs_schema.*'unit'"):
+
+        class Drifting(LocalToolCapability):
+            spec = ToolSpec(
+                name="drifting_out",
+                capabilities=("answer",),
+                outputs_schema={
+                    "type": "object",
+                    "properties": {"value": {"type": "integer"}, "unit": {"type": "string"}},
+                    "required": ["value", "unit"],
+                },
+            )
+
+            @action_executor
+            def answer(self) -> Answer:
+                """Answer.
+
+                Returns:
+                    {"value"}.
+                """
+                return Answer(value=1)
