@@ -24,7 +24,7 @@ from typing import Any
 
 import docker
 from docker import errors as docker_errors
-from pydantic import ConfigDict
+from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
 
 from colony.sandbox.config import SandboxConfig
@@ -54,10 +54,9 @@ _FINISH_TIMEOUT_SECONDS = 10.0
 _TAR_OVERHEAD_BYTES = 1 << 16
 
 
+@with_config(ConfigDict(extra="forbid"))
 class SandboxResult(TypedDict):
     """What a command in the sandbox did. A non-zero exit is a result, not an error."""
-
-    __pydantic_config__ = ConfigDict(extra="forbid")  # type: ignore[misc]
 
     exit_code: int | None
     stdout: str
