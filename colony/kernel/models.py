@@ -146,6 +146,9 @@ class KernelModel(BaseModel):
         except ValidationError as error:
             raise _input_error(error, type(self).__name__) from None
 
+    # Only translates errors: tell pydantic not to route model_validate through this __init__.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
     @classmethod
     def model_validate(cls, obj: Any, **kwargs: Any) -> Self:
         """Validate ``obj``, raising KernelInputError naming every field at fault."""
