@@ -10,7 +10,9 @@ from colony.kernel import ColonyKernel, DecayRate
 from colony.kernel.pheromones import expiry_tick, keep_fraction, strength_at
 
 
-@pytest.mark.parametrize(("rate", "after_one"), [(DecayRate.FAST, 0.7), (DecayRate.NORMAL, 0.9), (DecayRate.SLOW, 0.98)])
+@pytest.mark.parametrize(
+    ("rate", "after_one"), [(DecayRate.FAST, 0.7), (DecayRate.NORMAL, 0.9), (DecayRate.SLOW, 0.98)]
+)
 def test_each_trace_decays_by_its_own_multiplier(kernel: ColonyKernel, rate: DecayRate, after_one: float) -> None:
     kernel.deposit("pkg.a", "risk", 2.0, decay_rate=rate)
     kernel.tick()

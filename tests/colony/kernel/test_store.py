@@ -53,7 +53,10 @@ def test_database_errors_become_kernel_store_errors(colony_home: Path) -> None:
 
 def test_in_memory_sqlite_works(colony_home: Path) -> None:
     kernel = ColonyKernel(KernelSettings(database_url="sqlite://"))
-    assert kernel.propose_action(
-        {"agent_id": "a", "action_type": "read_file", "target": "m", "rationale": "look", "rollback_plan": ""}
-    ).decision.value == "execute"
+    assert (
+        kernel.propose_action(
+            {"agent_id": "a", "action_type": "read_file", "target": "m", "rationale": "look", "rollback_plan": ""}
+        ).decision.value
+        == "execute"
+    )
     kernel.close()
