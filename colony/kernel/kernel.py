@@ -145,27 +145,27 @@ class ColonyKernel:
 
         def work(connection: Connection) -> GateVerdict:
             agent = self.roles.count_proposal(connection, request.agent_id, now)
-            tick = self.pheromones.current_tick(connection)
+            tick, strengths = self.pheromones.strengths_at(connection, request.target)
             inputs = GateInputs(
                 role=agent.role,
                 trust=agent.trust,
                 kind=kind,
                 report=report,
                 severity=severity,
-                budget_approved=self.ledger.fits(connection, estimate, now),
-                pressure=pressure(self.pheromones.strengths_at(connection, request.target, tick)),
+                budget_approved=True,  # checked below: reserved on EXECUTE, else only looked at
+                pressure=pressure(strengths),
             )
             outcome = self.gate.decide(inputs)
             period, claims = None, None
             if outcome.decision is Decision.EXECUTE:
                 period = self.ledger.reserve(connection, estimate, now)
-                if period is None:  # another process took the last of the budget since fits()
-                    inputs = replace(inputs, budget_approved=False)
-                    outcome = self.gate.decide(inputs)
-                elif self.settings.attestation is not AttestationMode.OFF:
+                if period is not None and self.settings.attestation is not AttestationMode.OFF:
                     claims = self.attestor.issue(
                         proposal_id, request.agent_id, request.action_type, request.target, now
                     )
+            if period is None and not self.ledger.fits(connection, estimate, now):
+                inputs = replace(inputs, budget_approved=False)
+                outcome = self.gate.decide(inputs)
             store_proposal(connection, proposal_id, request, outcome, now, period, estimate, claims)
             if outcome.decision is Decision.REFUSE:
                 evidence = {"proposal_id": proposal_id, "action_type": request.action_type}
