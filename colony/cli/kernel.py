@@ -42,8 +42,6 @@ def _kernel(as_json: bool) -> ColonyKernel:
         return ColonyKernel.from_env()
     except ColonyError as error:
         raise _fail(error, as_json) from None
-    except ValueError as error:  # settings from the environment that do not validate
-        raise _fail(f"kernel settings: {error}", as_json) from None
 
 
 def _show(result: BaseModel | dict[str, Any], as_json: bool) -> None:
