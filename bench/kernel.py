@@ -11,6 +11,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import insert, update
 
@@ -33,9 +34,7 @@ BIG_BUDGET = 1e12
 
 def _kernel(url: str, **settings: float) -> ColonyKernel:
     kernel = ColonyKernel(
-        KernelSettings(
-            database_url=url, budget_llm_calls=BIG_BUDGET, budget_runtime_seconds=BIG_BUDGET, **settings
-        )
+        KernelSettings(database_url=url, budget_llm_calls=BIG_BUDGET, budget_runtime_seconds=BIG_BUDGET, **settings)
     )
     kernel.set_trust("bench-ant", 0.3)
     return kernel
@@ -128,24 +127,39 @@ def bench_tick(directory: Path) -> None:
     large.close()
 
 
-def _pg_worker(url: str, count: int, start: float) -> tuple[int, int, int]:
-    kernel = ColonyKernel(KernelSettings(database_url=url, budget_llm_calls=2000, attestation_secret="bench"))
-    while time.time() < start:
-        time.sleep(0.001)
-    executed = refused = 0
+def _pg_worker(url: str, count: int, budget: float, ready: Any, results: Any) -> None:
+    """Propose ``count`` times (recording every EXECUTE, attested) once every process is ready."""
+    kernel = ColonyKernel(KernelSettings(database_url=url, budget_llm_calls=budget, attestation_secret="bench"))
+    kernel.status()  # connect before the clock starts
+    report = {"agent_id": "bench-ant", "action_type": "patch_file", "target": "pkg.parser", "actual_outcome": "ok"}
+    ready.wait()
+    began = time.time()
+    executed = 0
     for _ in range(count):
         verdict = kernel.propose_action(PLAN)
         if verdict.decision is Decision.EXECUTE:
             executed += 1
-            report = {**{k: PLAN[k] for k in ("agent_id", "action_type", "target")}, "actual_outcome": "ok"}
             kernel.record_outcome({**report, "tests_passed": True, "llm_calls": 1}, authorization=verdict.authorization)
-        else:
-            refused += 1
+    results.put((began, time.time(), executed, count))
     kernel.close()
-    return executed, refused, count
 
 
-def bench_postgres(processes: int = 8, each: int = 400) -> None:
+def _pg_run(url: str, processes: int, each: int, budget: float) -> tuple[float, int, int]:
+    """(proposals/s over all processes, proposals, executed) for one run."""
+    context = multiprocessing.get_context("fork")
+    ready, results = context.Barrier(processes), context.Queue()
+    workers = [context.Process(target=_pg_worker, args=(url, each, budget, ready, results)) for _ in range(processes)]
+    for worker in workers:
+        worker.start()
+    finished = [results.get() for _ in workers]
+    for worker in workers:
+        worker.join()
+    elapsed = max(end for _, end, _, _ in finished) - min(start for start, _, _, _ in finished)
+    total = sum(count for *_, count in finished)
+    return total / elapsed, total, sum(executed for _, _, executed, _ in finished)
+
+
+def bench_postgres(processes: int = 8, each: int = 150, budget: float = 800) -> None:
     try:
         from tests.services.postgres import ClusterUnavailable, create_database, temporary_cluster
     except ImportError:
@@ -153,21 +167,21 @@ def bench_postgres(processes: int = 8, each: int = 400) -> None:
         return
     try:
         with temporary_cluster() as server:
-            url = create_database(server)
-            setup = ColonyKernel(KernelSettings(database_url=url, budget_llm_calls=2000, attestation_secret="bench"))
-            setup.set_trust("bench-ant", 0.9)
-            start = time.time() + 2.0
-            with multiprocessing.get_context("spawn").Pool(processes) as pool:
-                results = pool.starmap(_pg_worker, [(url, each, start) for _ in range(processes)])
-            elapsed = time.time() - start
-            usage = setup.status().budget_usage["llm_calls"]
-            executed = sum(r[0] for r in results)
-            total = sum(r[2] for r in results)
-            print(f"PostgreSQL, {processes} processes: {total / elapsed:.0f} proposals/s in total "
-                  f"({total} proposals, {executed} executed and recorded, {sum(r[1] for r in results)} refused)")
-            overspend = max(0.0, usage.used - usage.max)
-            print(f"  llm_calls used {usage.used:.0f} of {usage.max:.0f}: overspend {overspend:.0f}")
-            setup.close()
+            for count in (1, processes):
+                url = create_database(server)
+                setup = ColonyKernel(
+                    KernelSettings(database_url=url, budget_llm_calls=budget, attestation_secret="bench")
+                )
+                setup.set_trust("bench-ant", 0.9)
+                rate, total, executed = _pg_run(url, count, each if count > 1 else each * 2, budget)
+                usage = setup.status().budget_usage["llm_calls"]
+                print(
+                    f"PostgreSQL, {count} process(es): {rate:.0f} proposals/s in total ({total} proposals, "
+                    f"{executed} executed and recorded with attestation, the rest refused for budget)"
+                )
+                overspend = max(0.0, usage.used - usage.max)
+                print(f"  llm_calls used {usage.used:.0f} of {usage.max:.0f}: overspend {overspend:.0f}")
+                setup.close()
     except ClusterUnavailable as error:
         print(f"postgres: skipped ({error})")
 
