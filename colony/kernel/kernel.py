@@ -78,6 +78,20 @@ def _signal_type(value: Any) -> SignalType:
         raise KernelInputError.for_field("signal_type", f"unknown signal type {value!r}", expected=known) from None
 
 
+def _decay_rate(value: Any) -> DecayRate:
+    if isinstance(value, DecayRate):
+        return value
+    by_name = DecayRate.__members__.get(str(value).upper())
+    if by_name is not None:
+        return by_name
+    try:
+        return DecayRate(value)
+    except ValueError:
+        raise KernelInputError.for_field(
+            "decay_rate", f"unknown decay rate {value!r}", expected="fast|normal|slow or 3.0|1.0|0.2"
+        ) from None
+
+
 class ColonyKernel:
     """The Colony kernel: gate, falsification, ledger, pheromones, roles, consequences, pruning."""
 
@@ -247,11 +261,15 @@ class ColonyKernel:
             tick = self.pheromones.current_tick(connection)
             evidence = {"consequence_id": consequence_id, "action_type": request.action_type}
             outcome_type = SignalType.SUCCESS if request.tests_passed else SignalType.FAILURE
-            for deposit in (
-                Deposit(request.target, SignalType.DEPENDENCY, source=SignalSource.RUNTIME, decay_rate=DecayRate.SLOW,
-                        evidence={"agent_id": request.agent_id, "action_type": request.action_type}),
-                Deposit(request.target, outcome_type, source=SignalSource.TEST, evidence=evidence),
-            ):  # fmt: skip
+            dependency = Deposit(
+                request.target,
+                SignalType.DEPENDENCY,
+                source=SignalSource.RUNTIME,
+                decay_rate=DecayRate.SLOW,
+                evidence={"agent_id": request.agent_id, "action_type": request.action_type},
+            )
+            outcome = Deposit(request.target, outcome_type, source=SignalSource.TEST, evidence=evidence)
+            for deposit in (dependency, outcome):  # this order everywhere, so row locks never cross
                 self.pheromones.deposit(connection, deposit, now=now, tick=tick)
             return OutcomeRecord(
                 consequence_id=consequence_id, trust_score=after.trust, role=after.role, attested=claims is not None
@@ -314,7 +332,7 @@ class ColonyKernel:
         amount: float = 1.0,
         *,
         source: SignalSource | str = SignalSource.AGENT,
-        decay_rate: DecayRate | str = DecayRate.NORMAL,
+        decay_rate: DecayRate | str | float = DecayRate.NORMAL,
         evidence: dict[str, Any] | None = None,
     ) -> ColonySignal:
         """Lay or reinforce a trace (extension: for people, scanners and runtimes that sense trouble)."""
@@ -326,11 +344,7 @@ class ColonyKernel:
             origin = SignalSource(source)
         except ValueError:
             raise KernelInputError.for_field("source", f"unknown source {source!r}") from None
-        rate = decay_rate if isinstance(decay_rate, DecayRate) else DecayRate.__members__.get(str(decay_rate).upper())
-        if rate is None:
-            raise KernelInputError.for_field(
-                "decay_rate", f"unknown decay rate {decay_rate!r}", expected="fast|normal|slow"
-            )
+        rate = _decay_rate(decay_rate)
         deposit = Deposit(location, kind, float(amount), origin, rate, evidence)
         now = self.clock()
 

@@ -169,6 +169,19 @@ def parse_json_object(text: str, field: str) -> dict[str, Any]:
     return value
 
 
+BUDGET_DIMENSIONS = ("llm_calls", "runtime_seconds")
+
+
+def check_estimate(value: dict[str, Any]) -> None:
+    """Raise ValueError unless ``value`` maps known ledger dimensions to numbers >= 0."""
+    unknown = sorted(set(value) - set(BUDGET_DIMENSIONS))
+    if unknown:
+        raise ValueError(f"unknown budget dimension(s) {unknown}; known: {list(BUDGET_DIMENSIONS)}")
+    for name, amount in value.items():
+        if isinstance(amount, bool) or not isinstance(amount, int | float) or amount < 0 or amount != amount:
+            raise ValueError(f"{name} must be a number >= 0, got {amount!r}")
+
+
 class ProposeActionRequest(KernelModel):
     """colony_propose_action's input (plus two optional extensions)."""
 
@@ -201,19 +214,6 @@ class ProposeActionRequest(KernelModel):
     def evidence_dict(self) -> dict[str, Any]:
         """The evidence, parsed."""
         return parse_json_object(self.evidence, "evidence")
-
-
-BUDGET_DIMENSIONS = ("llm_calls", "runtime_seconds")
-
-
-def check_estimate(value: dict[str, Any]) -> None:
-    """Raise ValueError unless ``value`` maps known ledger dimensions to numbers >= 0."""
-    unknown = sorted(set(value) - set(BUDGET_DIMENSIONS))
-    if unknown:
-        raise ValueError(f"unknown budget dimension(s) {unknown}; known: {list(BUDGET_DIMENSIONS)}")
-    for name, amount in value.items():
-        if isinstance(amount, bool) or not isinstance(amount, int | float) or amount < 0 or amount != amount:
-            raise ValueError(f"{name} must be a number >= 0, got {amount!r}")
 
 
 class GateVerdict(KernelModel):
