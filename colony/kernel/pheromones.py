@@ -117,7 +117,8 @@ class PheromoneStore:
             values = self._values(deposit, None, tick, now)
             upsert = sqlite_insert if connection.dialect.name == "sqlite" else pg_insert
             new = {"location": deposit.location, "signal_type": deposit.signal_type.value, "deposits": 1}
-            if connection.execute(upsert(_P).values(**new, **values).on_conflict_do_nothing()).rowcount == 1:
+            inserted = upsert(_P).values(**new, **values).on_conflict_do_nothing().returning(_P.c.location)
+            if connection.execute(inserted).first() is not None:
                 connection.execute(update(_STATE).where(_STATE.c.id == 1).values(trace_count=_STATE.c.trace_count + 1))
                 return float(values["strength"])
             row = connection.execute(locked).one()
