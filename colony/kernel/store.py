@@ -35,7 +35,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
-from sqlalchemy.pool import StaticPool
+from sqlalchemy.pool import NullPool, StaticPool
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import ClauseElement
 
@@ -238,9 +238,9 @@ class Store:
         if not self.is_sqlite:
             if url.startswith("postgresql://") or url.startswith("postgres://"):
                 url = "postgresql+psycopg://" + url.split("://", 1)[1]
-            return create_engine(url, pool_pre_ping=True)
+            return create_engine(url, poolclass=NullPool)
         memory = url in ("sqlite://", "sqlite:///:memory:")
-        extra: dict[str, Any] = {"poolclass": StaticPool} if memory else {}
+        extra: dict[str, Any] = {"poolclass": StaticPool if memory else NullPool}
         engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False}, **extra)
 
         @event.listens_for(engine, "connect")
@@ -261,7 +261,11 @@ class Store:
         return engine
 
     def _connection(self) -> Connection:
-        """This thread's connection, kept between calls; a forked child never touches its parent's."""
+        """This thread's connection, kept between calls; a forked child never touches its parent's.
+
+        Connections are per thread rather than pooled (NullPool), so any number of worker
+        threads can use one kernel; a thread's connection closes when the thread ends.
+        """
         pid = os.getpid()
         if pid != self._pid:
             self.engine.dispose(close=False)
