@@ -245,18 +245,13 @@ class Store:
 
         @event.listens_for(engine, "connect")
         def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-            dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN itself, below
+            dbapi_connection.isolation_level = None  # the driver leaves BEGIN to _transaction
             cursor = dbapi_connection.cursor()
             if not memory:
                 cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.execute("PRAGMA busy_timeout=30000")
             cursor.close()
-
-        @event.listens_for(engine, "begin")
-        def _on_begin(connection: Connection) -> None:
-            mode = connection.get_execution_options().get("colony_begin", "DEFERRED")
-            connection.connection.dbapi_connection.execute(f"BEGIN {mode}")  # type: ignore[union-attr]
 
         return engine
 
@@ -277,10 +272,12 @@ class Store:
 
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[Connection]:
+        """A transaction; on SQLite a writer takes the write lock up front (``BEGIN IMMEDIATE``)."""
         connection = self._connection()
-        if self.is_sqlite:
-            connection.execution_options(colony_begin="IMMEDIATE" if write else "DEFERRED")
         with connection.begin():
+            if self.is_sqlite:
+                dbapi_connection = connection.connection.dbapi_connection
+                dbapi_connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")  # type: ignore[union-attr]
             yield connection
 
     def run(self, work: Callable[[Connection], T], *, write: bool = True) -> T:
