@@ -42,7 +42,7 @@ from colony.kernel.models import (
     SignalType,
 )
 from colony.kernel.pheromones import Deposit, PheromoneStore
-from colony.kernel.proposals import store_proposal
+from colony.kernel.proposals import new_proposal_id, store_proposal
 from colony.kernel.pruning import PruningDaemon, RegistryEntry
 from colony.kernel.roles import RoleAdapter
 from colony.kernel.settings import KernelSettings
@@ -165,7 +165,7 @@ class ColonyKernel:
         report = self.falsifier.falsify(plan, proposal=True, kind=kind)
         severity = self.falsifier.max_weight(report)
         now = self.clock()
-        proposal_id = str(uuid.uuid4())
+        proposal_id = new_proposal_id()
 
         def work(connection: Connection) -> GateVerdict:
             agent = self.roles.count_proposal(connection, request.agent_id, now)
