@@ -42,7 +42,7 @@ from colony.kernel.models import (
     SignalType,
 )
 from colony.kernel.pheromones import Deposit, PheromoneStore
-from colony.kernel.proposals import new_proposal_id, store_proposal
+from colony.kernel.proposals import new_proposal_id, read_for_gate, store_proposal
 from colony.kernel.pruning import PruningDaemon, RegistryEntry
 from colony.kernel.roles import RoleAdapter
 from colony.kernel.settings import KernelSettings
@@ -168,16 +168,15 @@ class ColonyKernel:
         proposal_id = new_proposal_id()
 
         def work(connection: Connection) -> GateVerdict:
-            agent = self.roles.count_proposal(connection, request.agent_id, now)
-            tick, strengths = self.pheromones.strengths_at(connection, request.target)
+            reading = read_for_gate(connection, request.agent_id, request.target)
             inputs = GateInputs(
-                role=agent.role,
-                trust=agent.trust,
+                role=reading.role,
+                trust=reading.trust,
                 kind=kind,
                 report=report,
                 severity=severity,
                 budget_approved=True,  # checked below: reserved on EXECUTE, else only looked at
-                pressure=pressure(strengths),
+                pressure=pressure(reading.strengths),
             )
             outcome = self.gate.decide(inputs)
             period, claims = None, None
@@ -194,7 +193,8 @@ class ColonyKernel:
             if outcome.decision is Decision.REFUSE:
                 evidence = {"proposal_id": proposal_id, "action_type": request.action_type}
                 deposit = Deposit(request.target, SignalType.FAILURE, source=SignalSource.AGENT, evidence=evidence)
-                self.pheromones.deposit(connection, deposit, now=now, tick=tick)
+                self.pheromones.deposit(connection, deposit, now=now, tick=reading.tick)
+            self.roles.count_proposal(connection, request.agent_id, now)  # last: its row lock is held briefly
             return GateVerdict(
                 decision=outcome.decision,
                 gate_score=outcome.gate_score,
