@@ -127,16 +127,25 @@ def bench_tick(directory: Path) -> None:
     large.close()
 
 
-def _pg_worker(url: str, count: int, budget: float, ready: Any, results: Any) -> None:
-    """Propose ``count`` times (recording every EXECUTE, attested) once every process is ready."""
+def _pg_worker(url: str, count: int, budget: float, worker: int, ready: Any, results: Any) -> None:
+    """Propose ``count`` times (recording every EXECUTE, attested) once every process is ready.
+
+    Each process is its own agent working on its own module; all share the one budget.
+    """
     kernel = ColonyKernel(KernelSettings(database_url=url, budget_llm_calls=budget, attestation_secret="bench"))
     kernel.status()  # connect before the clock starts
-    report = {"agent_id": "bench-ant", "action_type": "patch_file", "target": "pkg.parser", "actual_outcome": "ok"}
+    plan = {**PLAN, "agent_id": f"bench-ant-{worker}", "target": f"pkg.module{worker}"}
+    report = {
+        "agent_id": plan["agent_id"],
+        "action_type": "patch_file",
+        "target": plan["target"],
+        "actual_outcome": "ok",
+    }
     ready.wait()
     began = time.time()
     executed = 0
     for _ in range(count):
-        verdict = kernel.propose_action(PLAN)
+        verdict = kernel.propose_action(plan)
         if verdict.decision is Decision.EXECUTE:
             executed += 1
             kernel.record_outcome({**report, "tests_passed": True, "llm_calls": 1}, authorization=verdict.authorization)
@@ -172,7 +181,8 @@ def bench_postgres(processes: int = 8, each: int = 150, budget: float = 800) -> 
                 setup = ColonyKernel(
                     KernelSettings(database_url=url, budget_llm_calls=budget, attestation_secret="bench")
                 )
-                setup.set_trust("bench-ant", 0.9)
+                for worker in range(count):
+                    setup.set_trust(f"bench-ant-{worker}", 0.9)
                 rate, total, executed = _pg_run(url, count, each if count > 1 else each * 2, budget)
                 usage = setup.status().budget_usage["llm_calls"]
                 print(
