@@ -182,13 +182,14 @@ class ColonyKernel:
             period, claims = None, None
             if outcome.decision is Decision.EXECUTE:
                 period = self.ledger.reserve(connection, estimate, now)
-                if period is not None and self.settings.attestation is not AttestationMode.OFF:
-                    claims = self.attestor.issue(
-                        proposal_id, request.agent_id, request.action_type, request.target, now
-                    )
-            if period is None and not self.ledger.fits(connection, estimate, now):
+                approved = period is not None
+            else:
+                approved = self.ledger.fits(connection, estimate, now)
+            if not approved:
                 inputs = replace(inputs, budget_approved=False)
                 outcome = self.gate.decide(inputs)
+            elif period is not None and self.settings.attestation is not AttestationMode.OFF:
+                claims = self.attestor.issue(proposal_id, request.agent_id, request.action_type, request.target, now)
             store_proposal(connection, proposal_id, request, outcome, now, period, estimate, claims)
             # Rows are locked in one order everywhere (budget, agent, traces), so callers never deadlock.
             self.roles.count_proposal(connection, request.agent_id, now)
