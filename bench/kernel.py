@@ -165,7 +165,10 @@ def _pg_run(url: str, processes: int, each: int, budget: float) -> tuple[float, 
     """(proposals/s over all processes, proposals, executed) for one run."""
     context = multiprocessing.get_context("fork")
     ready, results = context.Barrier(processes), context.Queue()
-    workers = [context.Process(target=_pg_worker, args=(url, each, budget, ready, results)) for _ in range(processes)]
+    workers = [
+        context.Process(target=_pg_worker, args=(url, each, budget, worker, ready, results))
+        for worker in range(processes)
+    ]
     for worker in workers:
         worker.start()
     finished = [results.get() for _ in workers]
