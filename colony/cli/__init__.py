@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 
 from colony.cli.hpc import hpc_app
+from colony.cli.kernel import kernel_app
 from colony.cli.sandbox import sandbox_app
 from colony.cli.tools import tools_app
 
@@ -12,6 +13,7 @@ app = typer.Typer(no_args_is_help=True, help="Colony: a governed tool runtime fo
 app.add_typer(tools_app, name="tools")
 app.add_typer(hpc_app, name="hpc")
 app.add_typer(sandbox_app, name="sandbox")
+app.add_typer(kernel_app, name="kernel")
 
 
 def main() -> None:
