@@ -8,7 +8,8 @@
     │   ├── UnknownActionError     the tool has no such action
     │   ├── ToolExecutionError     the tool ran and failed; ``retryable`` says if a
     │   │                          second attempt may succeed
-    │   └── MissingSecretError     a secret the tool needs is not configured
+    │   ├── MissingSecretError     a secret the tool needs is not configured
+    │   └── VerificationError      the check run after a gated action failed
     ├── CatalogError               the tool registry file or an entry in it is wrong
     │   ├── RegistryFileError      unreadable or malformed registry file
     │   ├── CapabilityResolutionError  an entry's capability_fqn does not import
@@ -52,6 +53,7 @@ __all__ = [
     "ToolOutputError",
     "UnknownActionError",
     "UnknownToolError",
+    "VerificationError",
 ]
 
 
@@ -138,6 +140,10 @@ class ToolExecutionError(ToolError):
 
 class MissingSecretError(ToolError):
     """A secret a tool declares it needs is not configured anywhere."""
+
+
+class VerificationError(ToolError):
+    """The check run after a gated action failed, so the action is rolled back."""
 
 
 class CatalogError(ColonyError):
