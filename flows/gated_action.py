@@ -33,6 +33,7 @@ from flows._approval import ApprovalInput, wait_for_approval
 from flows._catalog import ToolCall, resolve_tool
 from flows._events import emit_gate_refused, emit_role_changed
 from flows._execution import execute
+from tasks import action_task
 from tasks.kernel import kernel_for, propose, record
 from tasks.policy import side_effecting
 
@@ -92,7 +93,7 @@ def gated_action(request: GatedActionRequest) -> GatedActionSummary:
     settings = load_kernel_settings()
     capability = resolve_tool(request.call)
     action = request.call.action or capability.primary_action()
-    capability.bound_action(action)  # an unknown action fails before the gate is asked
+    action_task(capability, action)  # an unknown action fails before the gate is asked
     capability.actions()[action].validate_input(request.call.arguments)
     verdict = propose(_proposal(request, capability, action), settings)
     public = verdict.model_copy(update={"authorization": None})
