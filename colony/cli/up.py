@@ -10,11 +10,13 @@ from __future__ import annotations
 import contextlib
 import importlib
 import os
+import signal
 import subprocess
 import sys
 import time
 from collections.abc import Iterator
 from pathlib import Path
+from types import FrameType
 from typing import Annotated
 
 import httpx
@@ -49,6 +51,11 @@ def prefect_server(host: str, port: int) -> Iterator[str]:
             process.kill()
 
 
+def _interrupt_as_termination(signum: int, frame: FrameType | None) -> None:
+    """Ctrl-C stops the runner the way SIGTERM does: in-flight runs cancelled, then exit."""
+    os.kill(os.getpid(), signal.SIGTERM)
+
+
 def _healthy(api_url: str) -> bool:
     try:
         return httpx.get(f"{api_url}/health", timeout=2).status_code == 200
@@ -76,6 +83,6 @@ def up(
         for deployment in deployments:
             console.print(f"  serving {deployment.flow_name}/{deployment.name}")
         console.print(f"  deployments: {ui_url}/deployments   Ctrl-C stops everything")
-        with contextlib.suppress(KeyboardInterrupt):
-            serve(*deployments, print_starting_message=False)
+        signal.signal(signal.SIGINT, _interrupt_as_termination)
+        serve(*deployments, print_starting_message=False)
     console.print("Colony stopped.")

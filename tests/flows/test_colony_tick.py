@@ -62,5 +62,3 @@ def test_the_pruning_report_is_an_artifact() -> None:
     assert report.total_candidates == len(report.candidates)
     artifact = latest_artifact("colony-pruning-report")
     assert artifact.type == "table" and f"{report.total_candidates} pruning candidate" in (artifact.description or "")
-
-
