@@ -15,7 +15,7 @@ import os
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
@@ -33,8 +33,10 @@ __all__ = [
     "REGISTRY_RELATIVE_PATH",
     "DiscoveredExtensions",
     "ToolEntry",
+    "check_entry",
     "default_repo_root",
     "discover_tools",
+    "get_entry",
     "load_registry",
     "planner_visible",
     "registry_path",
@@ -68,10 +70,19 @@ class _RegistryFile(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     version: int = Field(default=1, description="Registry file format version.")
-    tools: list[dict[str, Any]] = Field(default_factory=list, description="The entries.")
+    tools: list[ToolEntry] = Field(default_factory=list, description="The entries.")
 
 
-_ENTRY = TypeAdapter(ToolEntry)
+class _RegistryShell(BaseModel):
+    """The file's outer shape, to diagnose entries one at a time."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    version: int = Field(default=1, description="Registry file format version.")
+    tools: list[dict[str, Any]] = Field(default_factory=list, description="The entries, unchecked.")
+
+
+_REGISTRY = TypeAdapter(_RegistryFile)
 
 
 @dataclass(frozen=True)
@@ -96,28 +107,40 @@ def load_registry(path: Path | None = None) -> dict[str, ToolEntry]:
     """Every entry of the registry file, by name; a clear error names the file and entry."""
     path = path or registry_path()
     try:
-        raw = json.loads(path.read_bytes())
+        raw = path.read_bytes()
     except FileNotFoundError:
         raise RegistryFileError(f"{path}: no tool registry here") from None
+    try:
+        document = _REGISTRY.validate_json(raw)
+    except ValidationError:
+        _diagnose(path, raw)
+    entries: dict[str, ToolEntry] = {}
+    for index, entry in enumerate(document.tools):
+        if entry.name in entries:
+            raise RegistryFileError(f"{path}: entry {index} ({entry.name!r}): the name is listed twice")
+        entries[entry.name] = entry
+    return entries
+
+
+def _diagnose(path: Path, raw: bytes) -> NoReturn:
+    """Explain, entry by entry, why a registry file failed to validate."""
+    try:
+        data = json.loads(raw)
     except json.JSONDecodeError as error:
         raise RegistryFileError(
             f"{path}: not valid JSON (line {error.lineno}, column {error.colno}: {error.msg})"
         ) from None
     try:
-        registry = _RegistryFile.model_validate(raw)
+        shell = _RegistryShell.model_validate(data)
     except ValidationError as error:
         raise RegistryFileError(f"{path}: not a tool registry: {_first_problem(error)}") from None
-    entries: dict[str, ToolEntry] = {}
-    for index, item in enumerate(registry.tools):
+    for index, item in enumerate(shell.tools):
         label = f"entry {index}" + (f" ({item['name']!r})" if isinstance(item.get("name"), str) else "")
         try:
-            entry = _ENTRY.validate_python(item)
+            ToolEntry.model_validate(item)
         except ValidationError as error:
             raise RegistryFileError(f"{path}: {label}: {_first_problem(error)}") from None
-        if entry.name in entries:
-            raise RegistryFileError(f"{path}: {label}: the name {entry.name!r} is listed twice")
-        entries[entry.name] = entry
-    return entries
+    raise RegistryFileError(f"{path}: not a tool registry")
 
 
 def discover_tools(repo_root: Path | None = None) -> DiscoveredExtensions:

@@ -65,15 +65,21 @@ class ActionDefinition:
         """Whether the action has any parameter at all."""
         return bool(self.input_schema.get("properties"))
 
+    def __post_init__(self) -> None:
+        self._validate = self.input_model.__pydantic_validator__.validate_python
+
     def validate_input(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Arguments checked and coerced, or a ToolInputError naming each field."""
         try:
-            return dict(self.input_model.__pydantic_validator__.validate_python(arguments).__dict__)
+            values: dict[str, Any] = self._validate(arguments).__dict__
         except ValidationError as error:
             raise input_error(self.name, error) from None
+        return values
 
     def validate_output(self, result: Any) -> Any:
         """The result, if it fits the declared output; ToolOutputError otherwise."""
+        if self.output_adapter is None and self.output_check is None:
+            return result
         if self.output_adapter is not None:
             try:
                 self.output_adapter.validate_python(result, strict=True)

@@ -1,0 +1,1 @@
+"""Benchmarks: each module prints its figures, measured side by side in one run."""

@@ -1,0 +1,18 @@
+"""Run every benchmark module, or those named: ``python -m bench [foundation ...]``."""
+
+import importlib
+import sys
+
+MODULES = ["foundation"]
+
+
+def main() -> None:
+    """Run the chosen benchmark modules in order."""
+    chosen = sys.argv[1:] or MODULES
+    for name in chosen:
+        print(f"\n## bench.{name}")
+        importlib.import_module(f"bench.{name}").main()
+
+
+if __name__ == "__main__":
+    main()

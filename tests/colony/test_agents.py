@@ -1,0 +1,87 @@
+import asyncio
+import json
+
+import pytest
+
+from colony.agents import AgentSpec, assemble, load_agent_spec
+from colony.errors import AgentSpecError, UnknownToolError
+
+
+def spec(**overrides):
+    return AgentSpec(**{"name": "engineer-1", "capabilities": ("unit_convert",), **overrides})
+
+
+def test_menu_is_what_the_model_sees():
+    menu = {entry.name: entry for entry in assemble(spec()).menu()}
+    assert set(menu) == {"check_preconditions", "convert_units"}
+    convert = menu["convert_units"]
+    assert convert.input_schema["required"] == ["value", "from_unit", "to_unit"]
+    assert "Tool unit_convert v1.0.0" in convert.description
+    assert convert.needs_approval is False
+
+
+def test_capability_by_import_path():
+    agent = assemble(spec(capabilities=("tools.unit_convert.UnitConvert",)))
+    assert [c.capability_name() for c in agent.capabilities] == ["unit_convert"]
+
+
+def test_override_renames_and_rewords_by_tool_id():
+    agent = assemble(
+        spec(tool_overrides={"tool:unit_convert": {"name": "to_metric", "description": "Metric only, please."}})
+    )
+    menu = {entry.name: entry for entry in agent.menu()}
+    assert menu["to_metric"].description == "Metric only, please."
+    assert asyncio.run(agent.call("to_metric", {"value": 1, "from_unit": "km", "to_unit": "m"}))["value"] == 1000.0
+
+
+def test_operator_approval_beats_side_effecting():
+    agent = assemble(spec(tool_approval={"tool:unit_convert.convert_units": "required", "tool:unit_convert": "never"}))
+    menu = {entry.name: entry for entry in agent.menu()}
+    assert menu["convert_units"].needs_approval is True
+    assert menu["check_preconditions"].needs_approval is False
+
+
+def test_override_of_a_tool_the_agent_lacks_is_an_error():
+    with pytest.raises(AgentSpecError, match=r"tool_overrides names \['tool:pii_redact'\]"):
+        assemble(spec(tool_overrides={"tool:pii_redact": {"name": "x"}}))
+    with pytest.raises(AgentSpecError, match="tool_approval names"):
+        assemble(spec(tool_approval={"tool:unit_convert.teleport": "required"}))
+
+
+def test_override_creating_a_name_clash_is_an_error():
+    agent = assemble(spec(tool_overrides={"tool:unit_convert": {"name": "check_preconditions"}}))
+    with pytest.raises(AgentSpecError, match="two actions the name"):
+        agent.menu()
+
+
+def test_unknown_capability_and_unknown_action():
+    with pytest.raises(UnknownToolError, match="unknown tool 'teleporter'"):
+        assemble(spec(capabilities=("teleporter",)))
+    with pytest.raises(UnknownToolError, match="has no action 'fly'"):
+        asyncio.run(assemble(spec()).call("fly", {}))
+
+
+def test_spec_files_yaml_and_json(tmp_path):
+    yaml_file = tmp_path / "agent.yaml"
+    yaml_file.write_text("name: a\ncapabilities: [unit_convert]\ntool_approval:\n  tool:unit_convert: required\n")
+    assert load_agent_spec(yaml_file).tool_approval["tool:unit_convert"] == "required"
+    json_file = tmp_path / "agent.json"
+    json_file.write_text(json.dumps({"name": "b", "capabilities": ["unit_convert"]}))
+    assert load_agent_spec(json_file).name == "b"
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ("name: a\n", "capabilities: Field required"),
+        ("name: a\ncapabilities: []\n", "capabilities: .*at least 1"),
+        ("name: a\ncapabilities: [x]\ntool_approval: {tool:x: sometimes}\n", r"tool_approval.tool:x"),
+        ("name: [unclosed\n", "cannot read agent spec"),
+    ],
+)
+def test_bad_spec_file_names_file_and_field(tmp_path, text, message):
+    path = tmp_path / "agent.yaml"
+    path.write_text(text)
+    with pytest.raises(AgentSpecError, match=message) as caught:
+        load_agent_spec(path)
+    assert str(path) in str(caught.value)
