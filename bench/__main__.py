@@ -3,7 +3,7 @@
 import importlib
 import sys
 
-MODULES = ["foundation"]
+MODULES = ["foundation", "kernel", "orchestration"]
 
 
 def main() -> None:

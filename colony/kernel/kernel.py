@@ -13,9 +13,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from pydantic import ValidationError
 from sqlalchemy import Connection
 
-from colony.errors import AttestationError, KernelInputError
+from colony.errors import AttestationError, FieldError, KernelInputError
 from colony.kernel.actions import ActionKind, classify_action
 from colony.kernel.attestation import Attestor, Claims, load_secret
 from colony.kernel.consequences import ConsequenceMemory
@@ -77,6 +78,20 @@ def _signal_type(value: Any) -> SignalType:
         raise KernelInputError.for_field("signal_type", f"unknown signal type {value!r}", expected=known) from None
 
 
+def _decay_rate(value: Any) -> DecayRate:
+    if isinstance(value, DecayRate):
+        return value
+    by_name = DecayRate.__members__.get(str(value).upper())
+    if by_name is not None:
+        return by_name
+    try:
+        return DecayRate(value)
+    except ValueError:
+        raise KernelInputError.for_field(
+            "decay_rate", f"unknown decay rate {value!r}", expected="fast|normal|slow or 3.0|1.0|0.2"
+        ) from None
+
+
 class ColonyKernel:
     """The Colony kernel: gate, falsification, ledger, pheromones, roles, consequences, pruning."""
 
@@ -99,8 +114,17 @@ class ColonyKernel:
 
     @classmethod
     def from_env(cls) -> ColonyKernel:
-        """A kernel configured from ``COLONY_*`` environment variables."""
-        return cls(KernelSettings())
+        """A kernel configured from ``COLONY_*`` environment variables (a bad one is named in the error)."""
+        try:
+            settings = KernelSettings()
+        except ValidationError as error:
+            problems = [
+                FieldError(field=f"COLONY_{'_'.join(map(str, item['loc'])).upper()}", message=item["msg"])
+                for item in error.errors()
+            ]
+            summary = "; ".join(f"{p.field}: {p.message}" for p in problems)
+            raise KernelInputError(f"invalid kernel settings: {summary}", errors=problems) from None
+        return cls(settings)
 
     def close(self) -> None:
         """Release the database connections."""
@@ -145,27 +169,27 @@ class ColonyKernel:
 
         def work(connection: Connection) -> GateVerdict:
             agent = self.roles.count_proposal(connection, request.agent_id, now)
-            tick = self.pheromones.current_tick(connection)
+            tick, strengths = self.pheromones.strengths_at(connection, request.target)
             inputs = GateInputs(
                 role=agent.role,
                 trust=agent.trust,
                 kind=kind,
                 report=report,
                 severity=severity,
-                budget_approved=self.ledger.fits(connection, estimate, now),
-                pressure=pressure(self.pheromones.strengths_at(connection, request.target, tick)),
+                budget_approved=True,  # checked below: reserved on EXECUTE, else only looked at
+                pressure=pressure(strengths),
             )
             outcome = self.gate.decide(inputs)
             period, claims = None, None
             if outcome.decision is Decision.EXECUTE:
                 period = self.ledger.reserve(connection, estimate, now)
-                if period is None:  # another process took the last of the budget since fits()
-                    inputs = replace(inputs, budget_approved=False)
-                    outcome = self.gate.decide(inputs)
-                elif self.settings.attestation is not AttestationMode.OFF:
+                if period is not None and self.settings.attestation is not AttestationMode.OFF:
                     claims = self.attestor.issue(
                         proposal_id, request.agent_id, request.action_type, request.target, now
                     )
+            if period is None and not self.ledger.fits(connection, estimate, now):
+                inputs = replace(inputs, budget_approved=False)
+                outcome = self.gate.decide(inputs)
             store_proposal(connection, proposal_id, request, outcome, now, period, estimate, claims)
             if outcome.decision is Decision.REFUSE:
                 evidence = {"proposal_id": proposal_id, "action_type": request.action_type}
@@ -237,11 +261,15 @@ class ColonyKernel:
             tick = self.pheromones.current_tick(connection)
             evidence = {"consequence_id": consequence_id, "action_type": request.action_type}
             outcome_type = SignalType.SUCCESS if request.tests_passed else SignalType.FAILURE
-            for deposit in (
-                Deposit(request.target, SignalType.DEPENDENCY, source=SignalSource.RUNTIME, decay_rate=DecayRate.SLOW,
-                        evidence={"agent_id": request.agent_id, "action_type": request.action_type}),
-                Deposit(request.target, outcome_type, source=SignalSource.TEST, evidence=evidence),
-            ):  # fmt: skip
+            dependency = Deposit(
+                request.target,
+                SignalType.DEPENDENCY,
+                source=SignalSource.RUNTIME,
+                decay_rate=DecayRate.SLOW,
+                evidence={"agent_id": request.agent_id, "action_type": request.action_type},
+            )
+            outcome = Deposit(request.target, outcome_type, source=SignalSource.TEST, evidence=evidence)
+            for deposit in (dependency, outcome):  # this order everywhere, so row locks never cross
                 self.pheromones.deposit(connection, deposit, now=now, tick=tick)
             return OutcomeRecord(
                 consequence_id=consequence_id, trust_score=after.trust, role=after.role, attested=claims is not None
@@ -304,7 +332,7 @@ class ColonyKernel:
         amount: float = 1.0,
         *,
         source: SignalSource | str = SignalSource.AGENT,
-        decay_rate: DecayRate | str = DecayRate.NORMAL,
+        decay_rate: DecayRate | str | float = DecayRate.NORMAL,
         evidence: dict[str, Any] | None = None,
     ) -> ColonySignal:
         """Lay or reinforce a trace (extension: for people, scanners and runtimes that sense trouble)."""
@@ -316,11 +344,7 @@ class ColonyKernel:
             origin = SignalSource(source)
         except ValueError:
             raise KernelInputError.for_field("source", f"unknown source {source!r}") from None
-        rate = decay_rate if isinstance(decay_rate, DecayRate) else DecayRate.__members__.get(str(decay_rate).upper())
-        if rate is None:
-            raise KernelInputError.for_field(
-                "decay_rate", f"unknown decay rate {decay_rate!r}", expected="fast|normal|slow"
-            )
+        rate = _decay_rate(decay_rate)
         deposit = Deposit(location, kind, float(amount), origin, rate, evidence)
         now = self.clock()
 

@@ -146,6 +146,9 @@ class KernelModel(BaseModel):
         except ValidationError as error:
             raise _input_error(error, type(self).__name__) from None
 
+    # Only translates errors: tell pydantic not to route model_validate through this __init__.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
     @classmethod
     def model_validate(cls, obj: Any, **kwargs: Any) -> Self:
         """Validate ``obj``, raising KernelInputError naming every field at fault."""
@@ -164,6 +167,19 @@ def parse_json_object(text: str, field: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise KernelInputError.for_field(field, f"JSON {type(value).__name__} given", expected="a JSON object")
     return value
+
+
+BUDGET_DIMENSIONS = ("llm_calls", "runtime_seconds")
+
+
+def check_estimate(value: dict[str, Any]) -> None:
+    """Raise ValueError unless ``value`` maps known ledger dimensions to numbers >= 0."""
+    unknown = sorted(set(value) - set(BUDGET_DIMENSIONS))
+    if unknown:
+        raise ValueError(f"unknown budget dimension(s) {unknown}; known: {list(BUDGET_DIMENSIONS)}")
+    for name, amount in value.items():
+        if isinstance(amount, bool) or not isinstance(amount, int | float) or amount < 0 or amount != amount:
+            raise ValueError(f"{name} must be a number >= 0, got {amount!r}")
 
 
 class ProposeActionRequest(KernelModel):
@@ -198,19 +214,6 @@ class ProposeActionRequest(KernelModel):
     def evidence_dict(self) -> dict[str, Any]:
         """The evidence, parsed."""
         return parse_json_object(self.evidence, "evidence")
-
-
-BUDGET_DIMENSIONS = ("llm_calls", "runtime_seconds")
-
-
-def check_estimate(value: dict[str, Any]) -> None:
-    """Raise ValueError unless ``value`` maps known ledger dimensions to numbers >= 0."""
-    unknown = sorted(set(value) - set(BUDGET_DIMENSIONS))
-    if unknown:
-        raise ValueError(f"unknown budget dimension(s) {unknown}; known: {list(BUDGET_DIMENSIONS)}")
-    for name, amount in value.items():
-        if isinstance(amount, bool) or not isinstance(amount, int | float) or amount < 0 or amount != amount:
-            raise ValueError(f"{name} must be a number >= 0, got {amount!r}")
 
 
 class GateVerdict(KernelModel):
