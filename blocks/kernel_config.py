@@ -30,7 +30,7 @@ class ColonyKernelConfig(Block):
         from blocks import ColonyKernelConfig
         from colony.kernel import ColonyKernel
 
-        config = ColonyKernelConfig.load("colony")
+        config = ColonyKernelConfig.load("BLOCK_NAME")
         kernel = ColonyKernel(config.kernel_settings())
         ```
     """
