@@ -2,13 +2,17 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 from prefect.client.schemas.objects import Artifact
+from prefect.events.filters import EventFilter, EventNameFilter, EventResourceFilter
 from prefect.variables import Variable
 
 from colony.kernel import KernelSettings, RecordOutcomeRequest, SignalType
+from flows._events import ROLES_CHANGED
 from flows.colony_tick import ROLES_VARIABLE, colony_tick
 from flows.pruning_report import pruning_report
 from tasks.kernel import kernel_for
@@ -49,6 +53,15 @@ def test_a_role_change_between_ticks_updates_the_remembered_roles() -> None:
     second = colony_tick()
     assert first.role_distribution != second.role_distribution
     assert Variable.get(ROLES_VARIABLE) == second.role_distribution
+    wanted = EventFilter(event=EventNameFilter(name=[ROLES_CHANGED]), resource=EventResourceFilter(id=["colony.roles"]))
+    deadline = time.monotonic() + 30
+    with get_client(sync_client=True) as client:
+        while time.monotonic() < deadline:
+            payloads = [event.payload for event in client.read_events(filter=wanted, limit=50).events]
+            if {"before": first.role_distribution, "after": second.role_distribution} in payloads:
+                return
+            time.sleep(0.5)
+    raise AssertionError(f"no {ROLES_CHANGED} event from {first.role_distribution} to {second.role_distribution}")
 
 
 def test_the_pruning_report_is_an_artifact() -> None:

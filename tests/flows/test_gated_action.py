@@ -11,10 +11,12 @@ from typing import Any
 import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
+from prefect.events.filters import EventFilter, EventNameFilter, EventResourceFilter
 from prefect.flow_runs import resume_flow_run
 
 from colony.errors import ToolInputError
 from colony.kernel import ColonyKernel, Decision, KernelSettings, Role, SignalType
+from flows._events import GATE_REFUSED, ROLE_CHANGED
 from flows.gated_action import GatedActionRequest, GatedActionSummary, Outcome, gated_action
 from flows.tool_call import ToolCall
 from tasks.kernel import kernel_for
@@ -172,8 +174,32 @@ def test_bad_arguments_fail_before_the_gate_is_asked(kernel: ColonyKernel, tmp_p
     assert kernel.agent_profile("engineer-1").total_proposals == 0
 
 
-def test_a_role_change_is_visible_in_the_summary(kernel: ColonyKernel, tmp_path: Path) -> None:
-    kernel.set_trust("engineer-1", 0.8)
-    before = kernel.agent_profile("engineer-1").role
-    summary = gated_action(request(tmp_path / "entry.txt"))
-    assert before is Role.DISPATCHER and summary.role_after is not None
+def events_about(name: str, resource_id: str, seconds: float = 30) -> list[Any]:
+    """The events called ``name`` about ``resource_id``, once the API has them."""
+    deadline = time.monotonic() + seconds
+    flt = EventFilter(event=EventNameFilter(name=[name]), resource=EventResourceFilter(id=[resource_id]))
+    with get_client(sync_client=True) as client:
+        while time.monotonic() < deadline:
+            events = client.read_events(filter=flt, limit=50).events
+            if events:
+                return events
+            time.sleep(0.5)
+    return []
+
+
+def test_a_refusal_emits_an_event(tmp_path: Path) -> None:
+    target = f"ledger.{uuid.uuid4().hex[:8]}"
+    summary = gated_action(request(tmp_path / "entry.txt", agent="stranger", target=target))
+    [event] = events_about(GATE_REFUSED, f"colony.target.{target}")
+    assert event.payload["decision"] == "refuse" and event.payload["action_type"] == "write_entry"
+    assert event.payload["reason"] == summary.verdict.reason
+    assert event.related[0].id == "colony.agent.stranger"
+
+
+def test_a_role_change_emits_an_event(kernel: ColonyKernel, tmp_path: Path) -> None:
+    agent = f"climber-{uuid.uuid4().hex[:8]}"
+    kernel.set_trust(agent, 0.845)
+    summary = gated_action(request(tmp_path / "entry.txt", agent=agent))
+    assert summary.role_after is Role.GUARD_ANT
+    [event] = events_about(ROLE_CHANGED, f"colony.agent.{agent}")
+    assert (event.payload["before"], event.payload["after"]) == ("dispatcher", "guard_ant")
