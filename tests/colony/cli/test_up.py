@@ -7,15 +7,19 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
+from typing import Any
+from uuid import UUID
 
 import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.actions import WorkPoolCreate
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
 from prefect.deployments import run_deployment
+from prefect.flow_runs import resume_flow_run
 from prefect.settings import PREFECT_API_URL, temporary_settings
+from prefect.states import State
 
 from colony.kernel import ColonyKernel, KernelSettings
 from tests.services.prefect import PrefectServer
@@ -82,6 +86,7 @@ def test_colony_up_serves_the_deployments_and_runs_them(api: PrefectServer, tmp_
                 artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=[tick.id]))
             )
         assert {"colony-signals", "colony-budget", "colony-roles", "colony-status"} <= {a.key for a in artifacts}
+        approve_a_held_action_of_a_deployment(kernel, tmp_path / "entry.txt")
     finally:
         os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
         code = process.wait(timeout=120)
@@ -89,6 +94,38 @@ def test_colony_up_serves_the_deployments_and_runs_them(api: PrefectServer, tmp_
     output = (tmp_path / "up.log").read_text()
     assert "Prefect UI: " + api.api_url.removesuffix("/api") in output
     assert code == 0 and "Colony stopped." in output, output[-3000:]
+
+
+def wait_for_state(flow_run_id: UUID, done: Callable[[State[Any]], bool], seconds: float = 180) -> State[Any]:
+    deadline = time.monotonic() + seconds
+    with get_client(sync_client=True) as client:
+        while time.monotonic() < deadline:
+            state = client.read_flow_run(flow_run_id).state
+            if state is not None and done(state):
+                return state
+            time.sleep(1)
+    raise AssertionError(f"flow run {flow_run_id} never reached the state wanted")
+
+
+def approve_a_held_action_of_a_deployment(kernel: ColonyKernel, path: Path) -> None:
+    """A HOLD suspends the deployment's run (no process waits); approval through the API resumes it."""
+    kernel.set_trust("engineer-9", 0.8)
+    request = {
+        "agent_id": "engineer-9",
+        "call": {"tool": "tests.doubles.LedgerToolDouble", "arguments": {"path": str(path), "text": "figures"}},
+        "target": "ledger.served",
+        "rationale": "Record the nightly figures in the ledger file for the audit trail",
+        "rollback_plan": "erase_entry removes the written file again",
+    }
+    run = run_deployment("gated-action/gated-action", parameters={"request": request}, timeout=0)
+    suspended = wait_for_state(run.id, lambda state: state.is_paused())
+    assert suspended.name == "Suspended" and not path.exists()
+    resume_flow_run(run.id, run_input={"approve": True, "reviewer": "ops@example.org", "note": "fine"})
+    final = wait_for_state(run.id, lambda state: state.is_final())
+    assert final.is_completed(), final
+    assert path.read_text() == "figures"
+    [consequence] = kernel.consequence_log("engineer-9")
+    assert consequence.tests_passed and consequence.human_feedback == 1.0
 
 
 def test_prefect_deploy_all_works_as_written(api: PrefectServer) -> None:
