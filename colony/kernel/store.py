@@ -75,6 +75,7 @@ agents = Table(
     Column("total_proposals", Integer, nullable=False),
     Column("accepted_proposals", Integer, nullable=False),
     Column("last_updated", Float, nullable=False),
+    sqlite_with_rowid=False,  # one B-tree keyed by agent_id instead of a table plus its key index
 )
 
 pheromones = Table(
@@ -122,6 +123,7 @@ proposals = Table(
     Column("reserved_runtime_seconds", Float, nullable=False),
     Column("token_nonce", String(36), nullable=True),
     Column("consumed_at", Float, nullable=True),
+    sqlite_with_rowid=False,  # time-ordered ids append to one B-tree
 )
 
 consequences = Table(
@@ -188,14 +190,6 @@ class Prepared:
         cursor.execute(sql, tuple(values[name] for name in order) if order is not None else values)
         return cursor
 
-    def first(self, connection: Connection, parameters: dict[str, Any]) -> dict[str, Any] | None:
-        """The first row as a dict, or None."""
-        cursor = self.execute(connection, parameters)
-        row = cursor.fetchone()
-        names = [column[0] for column in cursor.description] if row is not None else []
-        cursor.close()
-        return None if row is None else dict(zip(names, row, strict=True))
-
     def all(self, connection: Connection, parameters: dict[str, Any]) -> list[dict[str, Any]]:
         """Every row, as dicts."""
         cursor = self.execute(connection, parameters)
@@ -232,7 +226,11 @@ class Store:
         self.engine = self._create_engine(url)
         self._pid = os.getpid()
         self._local = threading.local()
-        self._ensure_schema()
+        try:
+            self._ensure_schema()
+        except Exception:
+            self.dispose()
+            raise
 
     def _create_engine(self, url: str) -> Engine:
         if not self.is_sqlite:
@@ -245,18 +243,13 @@ class Store:
 
         @event.listens_for(engine, "connect")
         def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-            dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN itself, below
+            dbapi_connection.isolation_level = None  # the driver leaves BEGIN to _transaction
             cursor = dbapi_connection.cursor()
             if not memory:
                 cursor.execute("PRAGMA journal_mode=WAL")
             cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.execute("PRAGMA busy_timeout=30000")
             cursor.close()
-
-        @event.listens_for(engine, "begin")
-        def _on_begin(connection: Connection) -> None:
-            mode = connection.get_execution_options().get("colony_begin", "DEFERRED")
-            connection.connection.dbapi_connection.execute(f"BEGIN {mode}")  # type: ignore[union-attr]
 
         return engine
 
@@ -277,10 +270,12 @@ class Store:
 
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[Connection]:
+        """A transaction; on SQLite a writer takes the write lock up front (``BEGIN IMMEDIATE``)."""
         connection = self._connection()
-        if self.is_sqlite:
-            connection.execution_options(colony_begin="IMMEDIATE" if write else "DEFERRED")
         with connection.begin():
+            if self.is_sqlite:
+                dbapi_connection = connection.connection.dbapi_connection
+                dbapi_connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")  # type: ignore[union-attr]
             yield connection
 
     def run(self, work: Callable[[Connection], T], *, write: bool = True) -> T:
