@@ -3,7 +3,7 @@
 import importlib
 import sys
 
-MODULES = ["foundation", "kernel", "orchestration"]
+MODULES = ["foundation", "tools", "kernel", "orchestration"]
 
 
 def main() -> None:
