@@ -37,7 +37,9 @@ class ColonyKernelConfig(Block):
 
     _block_type_name = "Colony Kernel Config"
     _block_type_slug = "colony-kernel-config"
-    _logo_url = "https://docs.prefect.io/img/logos/prefect-logo-mark.png"  # type: ignore[assignment]
+    _logo_url = (  # type: ignore[assignment]
+        "https://raw.githubusercontent.com/PrefectHQ/prefect/420d0d6a78bb6df1fc18bcf188fdad43c1d22ea9/assets/block-logos/secret.png"
+    )
     _documentation_url = "https://github.com/colony/colony#running-at-scale"  # type: ignore[assignment]
     _description = "Configuration of the Colony kernel: database, attestation and budgets."
 
