@@ -11,9 +11,11 @@ import statistics
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 from prefect import flow, task
+from prefect.settings import PREFECT_LOCAL_STORAGE_PATH, temporary_settings
 from prefect.testing.utilities import prefect_test_harness
 
 ROUNDS = 40
@@ -160,7 +162,8 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as home:
         os.environ["COLONY_HOME"] = home
         logging.getLogger("prefect").setLevel(logging.WARNING)
-        with prefect_test_harness(server_startup_timeout=120):
+        storage = {PREFECT_LOCAL_STORAGE_PATH: Path(home) / "prefect-storage"}
+        with temporary_settings(storage), prefect_test_harness(server_startup_timeout=120):
             task_overhead()
             cache_hit()
             gated_versus_bare()
