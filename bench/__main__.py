@@ -3,7 +3,7 @@
 import importlib
 import sys
 
-MODULES = ["foundation", "tools", "kernel", "orchestration"]
+MODULES = ["foundation", "tools", "kernel", "hpc", "orchestration"]
 
 
 def main() -> None:

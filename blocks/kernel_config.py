@@ -7,10 +7,10 @@ one they use the ``COLONY_*`` environment, so a laptop needs no block at all.
 from __future__ import annotations
 
 import os
-from typing import Any
+from typing import Any, cast
 
 from prefect.blocks.core import Block
-from pydantic import Field, SecretStr
+from pydantic import Field, HttpUrl, SecretStr
 
 from colony.kernel import AttestationMode, KernelSettings
 
@@ -37,10 +37,10 @@ class ColonyKernelConfig(Block):
 
     _block_type_name = "Colony Kernel Config"
     _block_type_slug = "colony-kernel-config"
-    _logo_url = (  # type: ignore[assignment]
+    _logo_url = HttpUrl(
         "https://raw.githubusercontent.com/PrefectHQ/prefect/420d0d6a78bb6df1fc18bcf188fdad43c1d22ea9/assets/block-logos/secret.png"
     )
-    _documentation_url = "https://github.com/colony/colony#running-at-scale"  # type: ignore[assignment]
+    _documentation_url = HttpUrl("https://github.com/colony/colony#running-at-scale")
     _description = "Configuration of the Colony kernel: database, attestation and budgets."
 
     database_url: str | None = Field(
@@ -90,7 +90,7 @@ def load_kernel_settings(block_name: str | None = None) -> KernelSettings:
     """The kernel settings from the named block when it exists, else from the environment."""
     name = block_name or os.environ.get("COLONY_KERNEL_BLOCK", DEFAULT_BLOCK_NAME)
     try:
-        config = ColonyKernelConfig.load(name, _sync=True)
+        config = cast(ColonyKernelConfig, ColonyKernelConfig.load(name, _sync=True))  # type: ignore[call-arg]
     except ValueError:  # no block document of that name
         return KernelSettings()
     return config.kernel_settings()

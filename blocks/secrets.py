@@ -6,6 +6,8 @@ environment variable ``COLONY_SECRET_OPENAI_API_KEY`` (see ``colony.secrets``).
 
 from __future__ import annotations
 
+from typing import cast
+
 from prefect.blocks.system import Secret
 
 from colony.secrets import add_resolver
@@ -21,7 +23,7 @@ def secret_block_name(kind: str) -> str:
 def secret_from_block(kind: str) -> str | None:
     """The Secret block's value for ``kind``, or None when no such block exists."""
     try:
-        secret = Secret.load(secret_block_name(kind), _sync=True)
+        secret = cast(Secret, Secret.load(secret_block_name(kind), _sync=True))  # type: ignore[call-arg]
     except ValueError:  # Prefect's "block document not found"
         return None
     value = secret.get()

@@ -9,7 +9,15 @@
     │   ├── ToolExecutionError     the tool ran and failed; ``retryable`` says if a
     │   │                          second attempt may succeed
     │   ├── MissingSecretError     a secret the tool needs is not configured
-    │   └── VerificationError      the check run after a gated action failed
+    │   ├── VerificationError      the check run after a gated action failed
+    │   └── HPCError               an HPC job could not be run as asked
+    │       ├── HPCLimitError      the run asks for more than the operator allows
+    │       ├── HPCRequestError    the HPC service refused a request (unknown tool,
+    │       │                      missing artifact, bad token, expired URL)
+    │       ├── HPCUnavailableError  the HPC service cannot be reached (retryable)
+    │       ├── HPCJobFailedError  the Batch job failed; carries reason and log tail
+    │       ├── HPCTimeoutError    the job outran its wall-clock budget
+    │       └── AWSError           S3 or Batch said no; keeps the AWS error code
     ├── CatalogError               the tool registry file or an entry in it is wrong
     │   ├── RegistryFileError      unreadable or malformed registry file
     │   ├── CapabilityResolutionError  an entry's capability_fqn does not import
@@ -35,12 +43,19 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "AWSError",
     "AgentSpecError",
     "AttestationError",
     "CapabilityResolutionError",
     "CatalogError",
     "ColonyError",
     "FieldError",
+    "HPCError",
+    "HPCJobFailedError",
+    "HPCLimitError",
+    "HPCRequestError",
+    "HPCTimeoutError",
+    "HPCUnavailableError",
     "KernelError",
     "KernelInputError",
     "KernelStoreError",
@@ -144,6 +159,68 @@ class MissingSecretError(ToolError):
 
 class VerificationError(ToolError):
     """The check run after a gated action failed, so the action is rolled back."""
+
+
+class HPCError(ToolError):
+    """An HPC job could not be run as asked."""
+
+
+class HPCLimitError(HPCError):
+    """The run needs more than the operator's limits allow; one violation per limit."""
+
+    def __init__(self, violations: list[str]) -> None:
+        super().__init__("operator limits exceeded: " + "; ".join(violations))
+        self.violations = violations
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "violations": self.violations}
+
+
+class HPCRequestError(HPCError):
+    """The HPC service refused a request; ``status_code`` is its HTTP status."""
+
+    def __init__(self, message: str, *, status_code: int = 400) -> None:
+        super().__init__(message)
+        self.status_code = status_code
+
+
+class HPCUnavailableError(HPCError):
+    """The HPC service (or an upload target) cannot be reached right now."""
+
+    retryable = True
+
+
+class HPCJobFailedError(HPCError):
+    """The Batch job ended FAILED: why, and the last lines it logged."""
+
+    def __init__(self, job_name: str, status_reason: str, log_tail: list[str]) -> None:
+        tail = "\n".join(log_tail) if log_tail else "(no log output)"
+        super().__init__(f"HPC job {job_name} failed: {status_reason or 'no reason given'}\nlog tail:\n{tail}")
+        self.job_name = job_name
+        self.status_reason = status_reason
+        self.log_tail = log_tail
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "status_reason": self.status_reason, "log_tail": self.log_tail}
+
+
+class HPCTimeoutError(HPCError):
+    """The job did not finish within the wall-clock budget its spec allows."""
+
+    retryable = True
+
+
+class AWSError(HPCError):
+    """S3 or AWS Batch refused; ``code`` is AWS's own error code (``NoSuchKey``, ``ClientException``)."""
+
+    def __init__(self, message: str, *, code: str, operation: str = "", retryable: bool = False) -> None:
+        super().__init__(message)
+        self.code = code
+        self.operation = operation
+        self.retryable = retryable
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "code": self.code, "operation": self.operation}
 
 
 class CatalogError(ColonyError):

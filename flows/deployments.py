@@ -1,7 +1,7 @@
-"""Every Colony deployment, for ``colony up`` to serve (prefect.yaml declares the same four).
+"""Every Colony deployment, for ``colony up`` to serve (prefect.yaml declares the same five).
 
 The tick runs on an interval (every minute by default), the pruning report daily; the
-gated action and the tool call run when triggered from the UI, the API or agent code.
+gated action, the tool call and the HPC job run when triggered from the UI, the API or agent code.
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ from prefect.deployments.runner import RunnerDeployment
 
 from flows.colony_tick import colony_tick
 from flows.gated_action import gated_action
+from flows.hpc_job import hpc_job
 from flows.pruning_report import pruning_report
 from flows.tool_call import tool_call
 
@@ -24,7 +25,7 @@ DAILY_PRUNING_CRON = "0 3 * * *"
 def deployments(
     tick_interval_seconds: float = TICK_INTERVAL_SECONDS, pruning_cron: str = DAILY_PRUNING_CRON
 ) -> list[RunnerDeployment]:
-    """The four deployments, named as in prefect.yaml."""
+    """The five deployments, named as in prefect.yaml."""
     tags = ["colony"]
     return [
         colony_tick.to_deployment(
@@ -48,5 +49,10 @@ def deployments(
             name="tool-call",
             tags=tags,
             description="Run one catalog tool by name with JSON arguments.",
+        ),
+        hpc_job.to_deployment(
+            name="hpc-job",
+            tags=tags,
+            description="Submit, upload, poll and fetch one HPC tool run on AWS Batch.",
         ),
     ]

@@ -1,4 +1,4 @@
-"""Prefect tasks: every tool action by one factory, and the kernel's steps."""
+"""Prefect tasks: every tool action by one factory, the kernel's steps and the HPC job's steps."""
 
 from tasks.actions import action_task, capability_instance
 from tasks.policy import ExecutionPolicy, ToolCallCachePolicy, is_transient

@@ -9,7 +9,6 @@ hook that calls it, so a failure later in the enclosing ``transaction()`` undoes
 
 from __future__ import annotations
 
-import functools
 from collections.abc import Callable, Mapping
 from contextvars import ContextVar
 from typing import Any
@@ -36,6 +35,7 @@ __all__ = ["RollbackLog", "action_task", "capability_instance", "rollback_log"]
 
 _ARGUMENTS = "colony.arguments"
 _instances: dict[type[ToolCapability], ToolCapability] = {}
+_tasks: dict[tuple[type[ToolCapability], str, ExecutionPolicy, str], Task[..., Any]] = {}
 
 #: Rollbacks run in the current context: ``(action, error or None)`` per rollback hook.
 RollbackLog = list[tuple[str, str | None]]
@@ -66,10 +66,12 @@ def action_task(
     if action not in capability.actions():
         known = ", ".join(sorted(capability.actions()))
         raise UnknownActionError(f"{capability.spec.name} has no action {action!r} (it has: {known})")
-    return _build(capability, action, policy or ExecutionPolicy(), result_location())
+    key = (capability, action, policy or ExecutionPolicy(), result_location())
+    if key not in _tasks:
+        _tasks[key] = _build(*key)
+    return _tasks[key]
 
 
-@functools.cache
 def _build(capability: type[ToolCapability], action: str, policy: ExecutionPolicy, location: str) -> Task[..., Any]:
     install_secret_resolver()
     spec = capability.spec
@@ -97,8 +99,7 @@ def _build(capability: type[ToolCapability], action: str, policy: ExecutionPolic
 
     run.__qualname__ = run.__name__ = f"{spec.name}.{action}"
     run.__doc__ = definition.summary
-    built: Task[..., Any] = task(
-        run,
+    options: dict[str, Any] = dict(
         name=f"{spec.name}.{action}",
         description=definition.summary,
         tags=tags,
@@ -111,6 +112,7 @@ def _build(capability: type[ToolCapability], action: str, policy: ExecutionPolic
         retry_condition_fn=retry_condition_for(capability.retryable_errors),
         timeout_seconds=expected * policy.timeout_factor if expected else None,
     )
+    built: Task[..., Any] = task(run, **options)
     if rollback is not None:
         built.on_rollback(_rollback_hook(capability, rollback))
     return built

@@ -1,7 +1,7 @@
 """``colony up``: the Prefect server and UI, and every Colony deployment served.
 
 Starts ``prefect server`` (UI included) unless ``PREFECT_API_URL`` already names a server,
-then serves the four deployments in this process until Ctrl-C. Everything runs on the
+then serves every deployment in this process until Ctrl-C. Everything runs on the
 embedded defaults: SQLite for Prefect (under PREFECT_HOME) and for the kernel (COLONY_HOME).
 """
 

@@ -13,7 +13,7 @@ from prefect.states import State
 
 from colony.errors import MissingSecretError, ToolExecutionError, ToolInputError, UnknownActionError
 from tasks import ExecutionPolicy, action_task
-from tasks.actions import _build
+from tasks.actions import _tasks
 from tests.doubles import (
     CALLS,
     EchoToolDouble,
@@ -90,7 +90,7 @@ def test_non_deterministic_and_side_effecting_actions_are_never_cached(tmp_path:
 def test_a_cache_hit_survives_a_restart() -> None:
     arguments = {"value": 3.5, "from_unit": "km", "to_unit": "m"}
     [first] = run_states((action_task(UnitConvert), arguments))
-    _build.cache_clear()  # a new process builds its tasks afresh; results stay on disk
+    _tasks.clear()  # a new process builds its tasks afresh; results stay on disk
     [second] = run_states((action_task(UnitConvert), arguments))
     assert (first.name, second.name) == ("Completed", "Cached")
     assert second.result() == {"value": 3500.0, "from_unit": "km", "to_unit": "m"}

@@ -32,6 +32,7 @@ DEPLOYMENTS = [
     "pruning-report/pruning-report",
     "gated-action/gated-action",
     "tool-call/tool-call",
+    "hpc-job/hpc-job",
 ]
 
 

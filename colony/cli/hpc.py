@@ -1,0 +1,36 @@
+"""``colony hpc``: run the HPC REST service."""
+
+from __future__ import annotations
+
+from typing import Annotated
+
+import typer
+
+from colony.errors import ColonyError
+
+hpc_app = typer.Typer(no_args_is_help=True, help="The HPC service: tool jobs on AWS Batch, artifacts in S3.")
+
+
+@hpc_app.command("serve")
+def serve(
+    host: Annotated[str, typer.Option(help="Interface to bind; loopback unless you mean to expose it.")] = "127.0.0.1",
+    port: Annotated[int, typer.Option(help="TCP port.")] = 8765,
+    block: Annotated[str | None, typer.Option(help="Read the configuration from this HPCConfig Prefect block.")] = None,
+) -> None:
+    """Serve the HPC REST API (OpenAPI at /docs); configured from COLONY_HPC_* or a block."""
+    import uvicorn
+
+    from colony.hpc import HPCSettings, create_app
+
+    try:
+        if block is None:
+            settings = HPCSettings()
+        else:
+            from blocks.hpc import load_hpc_settings
+
+            settings = load_hpc_settings(block)
+        app = create_app(settings)
+    except (ColonyError, ValueError) as error:
+        typer.echo(f"error: {error}", err=True)
+        raise typer.Exit(code=1) from None
+    uvicorn.run(app, host=host, port=port, log_level="info")

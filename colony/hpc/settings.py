@@ -1,0 +1,65 @@
+"""HPC configuration: a plain pydantic settings object, read from ``COLONY_HPC_*``.
+
+Deployments keep the same values in a Prefect Block (``blocks.hpc.HPCConfig``),
+which produces one of these; nothing in ``colony/`` imports the block.
+"""
+
+from __future__ import annotations
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from colony.spec import ResourceRequirements, SpecModel
+
+__all__ = ["HPCLimits", "HPCSettings"]
+
+MiB = 1024 * 1024
+
+
+class HPCLimits(SpecModel):
+    """The operator's caps on one job; a run asking for more is refused before submit."""
+
+    max_vcpus: int = Field(default=64, ge=1, description="Most vCPUs one job may ask for.")
+    max_memory_gb: float = Field(default=256.0, gt=0, description="Most memory one job may ask for, in GB.")
+    max_gpus: int = Field(default=0, ge=0, description="Most GPUs one job may ask for.")
+    max_wallclock_seconds: float = Field(default=86400.0, gt=0, description="Longest one job may run.")
+
+    def violations(self, resources: ResourceRequirements) -> list[str]:
+        """One sentence per limit ``resources`` exceeds, naming the limit and both values."""
+        found = []
+        if resources.min_vcpus > self.max_vcpus:
+            found.append(f"max_vcpus: asks for {resources.min_vcpus} vCPUs, limit is {self.max_vcpus}")
+        if resources.min_memory_gb > self.max_memory_gb:
+            found.append(f"max_memory_gb: asks for {resources.min_memory_gb:g} GB, limit is {self.max_memory_gb:g} GB")
+        gpus = resources.gpu.count if resources.gpu else 0
+        if gpus > self.max_gpus:
+            found.append(f"max_gpus: asks for {gpus} GPUs, limit is {self.max_gpus}")
+        wallclock = resources.expected_wallclock_seconds
+        if wallclock is not None and wallclock > self.max_wallclock_seconds:
+            found.append(f"max_wallclock_seconds: expects {wallclock:g} s, limit is {self.max_wallclock_seconds:g} s")
+        return found
+
+
+class HPCSettings(BaseSettings):
+    """Where the HPC service is and what it may run; every field from ``COLONY_HPC_<FIELD>``."""
+
+    model_config = SettingsConfigDict(env_prefix="COLONY_HPC_", env_nested_delimiter="__", extra="forbid")
+
+    endpoint: str = Field(default="http://127.0.0.1:8765", description="Base URL of the HPC REST service.")
+    token: SecretStr = Field(default=SecretStr(""), description="Bearer token the service requires.")
+    bucket: str = Field(default="colony-hpc", description="S3 bucket for job records and artifacts.")
+    job_queue: str = Field(default="colony-hpc", description="AWS Batch job queue jobs are submitted to.")
+    job_definitions: dict[str, str] = Field(
+        default_factory=dict, description="Batch job definition (name or ARN) per tool name."
+    )
+    limits: HPCLimits = Field(default_factory=HPCLimits, description="The operator's caps on one job.")
+    region: str = Field(default="us-east-1", description="AWS region of the bucket and queue.")
+    aws_endpoint_url: str | None = Field(
+        default=None, description="Override for every AWS endpoint (a moto_server); unset against AWS."
+    )
+    presign_expiry_seconds: int = Field(default=3600, ge=1, description="Lifetime of presigned URLs.")
+    multipart_threshold_bytes: int = Field(
+        default=64 * MiB, ge=5 * MiB, description="Artifacts at least this large upload in parts."
+    )
+    part_size_bytes: int = Field(default=16 * MiB, ge=5 * MiB, description="Bytes per part of a multipart upload.")
+    request_timeout_seconds: float = Field(default=30.0, gt=0, description="Client timeout per HTTP request.")
