@@ -32,7 +32,8 @@ def prefect_server(host: str, port: int) -> Iterator[str]:
     """A ``prefect server start`` subprocess, stopped on exit; yields its API URL."""
     api_url = f"http://{host}:{port}/api"
     command = [str(Path(sys.executable).parent / "prefect"), "server", "start", "--host", host, "--port", str(port)]
-    process = subprocess.Popen(command, stdin=subprocess.DEVNULL)
+    # Its own session, so Ctrl-C reaches the runner first and the API outlives the runner's shutdown.
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True)
     try:
         deadline = time.monotonic() + STARTUP_SECONDS
         while not _healthy(api_url):
