@@ -13,8 +13,7 @@ $(BIN)/colony: pyproject.toml
 install: $(BIN)/colony
 
 up: install
-	$(BIN)/colony tools check
-	$(BIN)/colony tools list
+	$(BIN)/colony up
 
 services:
 	bash scripts/services.sh

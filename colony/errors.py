@@ -21,7 +21,8 @@
     │   │   ├── HPCJobFailedError  the Batch job failed; carries reason and log tail
     │   │   ├── HPCTimeoutError    the job outran its wall-clock budget
     │   │   └── AWSError           S3 or Batch said no; keeps the AWS error code
-    │   └── MissingSecretError     a secret the tool needs is not configured
+    │   ├── MissingSecretError     a secret the tool needs is not configured
+    │   └── VerificationError      the check run after a gated action failed
     ├── CatalogError               the tool registry file or an entry in it is wrong
     │   ├── RegistryFileError      unreadable or malformed registry file
     │   ├── CapabilityResolutionError  an entry's capability_fqn does not import
@@ -76,6 +77,7 @@ __all__ = [
     "UnknownActionError",
     "UnknownSandboxRoleError",
     "UnknownToolError",
+    "VerificationError",
 ]
 
 
@@ -181,6 +183,10 @@ class UnknownSandboxRoleError(SandboxError, LookupError):
 
 class MissingSecretError(ToolError):
     """A secret a tool declares it needs is not configured anywhere."""
+
+
+class VerificationError(ToolError):
+    """The check run after a gated action failed, so the action is rolled back."""
 
 
 class HPCError(ToolError):

@@ -8,6 +8,8 @@ HPC variants extend the same base through the ``_describe_tool_extras`` and
 from __future__ import annotations
 
 import inspect
+from collections.abc import Mapping
+from types import MappingProxyType
 from typing import Any, ClassVar
 
 from typing_extensions import TypedDict
@@ -43,6 +45,9 @@ class ToolCapability(AgentCapability):
     spec: ClassVar[ToolSpec]
     #: Exceptions from the tool that mean "try again" (a dropped connection, a busy service).
     retryable_errors: ClassVar[tuple[type[BaseException], ...]] = ()
+    #: For a side-effecting action, the action that undoes it: ``{"write_entry": "delete_entry"}``.
+    #: The undo action is called with the arguments of the original call that it declares.
+    rollback_actions: ClassVar[Mapping[str, str]] = MappingProxyType({})
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
@@ -63,6 +68,11 @@ class ToolCapability(AgentCapability):
             )
         for key in spec.capabilities:
             _bind_spec_schemas(cls, key, spec)
+        unknown = sorted(
+            name for pair in cls.rollback_actions.items() for name in pair if name not in cls.__colony_actions__
+        )
+        if unknown:
+            raise TypeError(f"{cls.__qualname__}.rollback_actions names {unknown}, which are not actions of the class")
 
     @classmethod
     def capability_name(cls) -> str:

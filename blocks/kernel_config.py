@@ -1,0 +1,96 @@
+"""ColonyKernelConfig: the kernel's configuration as a Prefect Block.
+
+Flows load the block named ``colony`` (or ``COLONY_KERNEL_BLOCK``) when it exists; without
+one they use the ``COLONY_*`` environment, so a laptop needs no block at all.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import Any, cast
+
+from prefect.blocks.core import Block
+from pydantic import Field, HttpUrl, SecretStr
+
+from colony.kernel import AttestationMode, KernelSettings
+
+__all__ = ["DEFAULT_BLOCK_NAME", "ColonyKernelConfig", "load_kernel_settings"]
+
+DEFAULT_BLOCK_NAME = "colony"
+
+
+class ColonyKernelConfig(Block):
+    """Where the Colony kernel keeps its state, how it attests outcomes, and its budgets.
+
+    Fields left empty fall back to the ``COLONY_*`` environment of the process running the flow.
+
+    Example:
+        Load a stored configuration and build the kernel from it:
+        ```python
+        from blocks import ColonyKernelConfig
+        from colony.kernel import ColonyKernel
+
+        config = ColonyKernelConfig.load("BLOCK_NAME")
+        kernel = ColonyKernel(config.kernel_settings())
+        ```
+    """
+
+    _block_type_name = "Colony Kernel Config"
+    _block_type_slug = "colony-kernel-config"
+    _logo_url = HttpUrl(
+        "https://raw.githubusercontent.com/PrefectHQ/prefect/420d0d6a78bb6df1fc18bcf188fdad43c1d22ea9/assets/block-logos/secret.png"
+    )
+    _documentation_url = HttpUrl("https://github.com/colony/colony#running-at-scale")
+    _description = "Configuration of the Colony kernel: database, attestation and budgets."
+
+    database_url: str | None = Field(
+        default=None,
+        title="Database URL",
+        description="SQLAlchemy URL of the kernel's database, e.g. postgresql+psycopg://colony@db/colony. "
+        "Empty: a SQLite file under COLONY_HOME.",
+    )
+    attestation: AttestationMode | None = Field(
+        default=None,
+        description="Whether recorded outcomes must carry the EXECUTE verdict's signed authorization "
+        "(off, optional, required). Empty: COLONY_ATTESTATION, else optional.",
+    )
+    attestation_secret: SecretStr | None = Field(
+        default=None,
+        description="HMAC key signing authorizations; share it between every process of one colony. "
+        "Empty: COLONY_ATTESTATION_SECRET, else a key kept in the database.",
+    )
+    budget_llm_calls: float | None = Field(
+        default=None, ge=0, title="LLM calls per period", description="LLM calls allowed per budget period."
+    )
+    budget_runtime_seconds: float | None = Field(
+        default=None, ge=0, title="Runtime seconds per period", description="Tool runtime allowed per budget period."
+    )
+    budget_period_seconds: float | None = Field(
+        default=None, gt=0, title="Budget period (seconds)", description="Length of one budget period."
+    )
+
+    def kernel_settings(self) -> KernelSettings:
+        """KernelSettings from this block, the environment filling what the block leaves empty."""
+        overrides: dict[str, Any] = {
+            name: getattr(self, name)
+            for name in (
+                "database_url",
+                "attestation",
+                "attestation_secret",
+                "budget_llm_calls",
+                "budget_runtime_seconds",
+                "budget_period_seconds",
+            )
+            if getattr(self, name) is not None
+        }
+        return KernelSettings(**overrides)
+
+
+def load_kernel_settings(block_name: str | None = None) -> KernelSettings:
+    """The kernel settings from the named block when it exists, else from the environment."""
+    name = block_name or os.environ.get("COLONY_KERNEL_BLOCK", DEFAULT_BLOCK_NAME)
+    try:
+        config = cast(ColonyKernelConfig, ColonyKernelConfig.load(name, _sync=True))  # type: ignore[call-arg]
+    except ValueError:  # no block document of that name
+        return KernelSettings()
+    return config.kernel_settings()

@@ -1,0 +1,91 @@
+"""colony_tick: advance the colony one tick and show its state in the Prefect UI.
+
+After the kernel's tick (evaporation, expiry) the flow publishes the status as artifacts:
+a table of the strongest signals, the budget usage, the role distribution and a short
+summary. When the role distribution differs from the previous tick's (kept in a Prefect
+Variable), it emits a ``colony.roles.changed`` event for automations.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime
+
+from prefect import flow, task
+from prefect.artifacts import create_markdown_artifact, create_table_artifact
+from prefect.cache_policies import NO_CACHE
+from prefect.variables import Variable
+
+from blocks import load_kernel_settings
+from colony.kernel import ColonyStatus
+from flows._events import emit_roles
+from tasks.kernel import tick
+
+__all__ = ["ROLES_VARIABLE", "colony_tick", "publish_status"]
+
+ROLES_VARIABLE = "colony_role_distribution"
+
+
+def _when(timestamp: float) -> str:
+    return datetime.fromtimestamp(timestamp, tz=UTC).isoformat(timespec="seconds")
+
+
+@task(name="colony.publish-status", tags={"colony"}, cache_policy=NO_CACHE)
+def publish_status(status: ColonyStatus) -> None:
+    """Publish the status as artifacts, and an event if the roles changed."""
+    signals = status.pheromone_summary.top_signals
+    create_table_artifact(
+        key="colony-signals",
+        table=[
+            {
+                "location": signal.location,
+                "signal": signal.signal_type.value,
+                "strength": round(signal.strength, 3),
+                "updated": _when(signal.updated_at),
+            }
+            for signal in signals
+        ],
+        description=f"Strongest pheromone signals after tick {status.tick_count}.",
+    )
+    create_table_artifact(
+        key="colony-budget",
+        table=[
+            {
+                "dimension": name,
+                "used": round(usage.used, 3),
+                "max": usage.max,
+                "used %": round(100 * usage.used / usage.max, 1) if usage.max else 0.0,
+            }
+            for name, usage in status.budget_usage.items()
+        ],
+        description="Budget used in the current period.",
+    )
+    roles = dict(sorted(status.role_distribution.items()))
+    create_table_artifact(
+        key="colony-roles",
+        table=[{"role": role, "agents": count} for role, count in roles.items()],
+        description="Agents per role.",
+    )
+    create_markdown_artifact(
+        key="colony-status",
+        markdown=(
+            f"# Colony after tick {status.tick_count}\n\n"
+            f"- live signals: {status.pheromone_summary.total_signals}\n"
+            f"- agents: {sum(roles.values())} ({', '.join(f'{r}: {n}' for r, n in roles.items()) or 'none'})\n"
+            f"- recent outcomes: {len(status.recent_consequences)}\n"
+            f"- pruning candidates: {status.pruning_candidates_count}\n"
+        ),
+        description="The colony at a glance.",
+    )
+    previous = Variable.get(ROLES_VARIABLE, default=None)
+    if previous is not None and previous != roles:
+        emit_roles(dict(previous), roles)
+    if previous != roles:
+        Variable.set(ROLES_VARIABLE, roles, overwrite=True)
+
+
+@flow(name="colony-tick")
+def colony_tick() -> ColonyStatus:
+    """Advance the colony one tick and publish its status."""
+    status = tick(load_kernel_settings())
+    publish_status(status)
+    return status

@@ -1,0 +1,89 @@
+"""The kernel's steps as Prefect tasks: propose, record, tick, pruning report.
+
+Each task takes the ``KernelSettings`` to run against (see ``blocks.load_kernel_settings``)
+and reuses one ``ColonyKernel`` per distinct settings in the process. A store failure the
+kernel marks ``retryable`` (a dropped database connection) is retried; a refused or invalid
+request is not. ``propose`` is cached for the flow run, so a suspended flow that restarts
+after a person's decision sees the verdict it was given instead of asking the gate again.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import Any
+
+from prefect import task
+from prefect.cache_policies import INPUTS, NO_CACHE, RUN_ID
+
+from colony.kernel import (
+    ColonyKernel,
+    ColonyStatus,
+    GateVerdict,
+    KernelSettings,
+    OutcomeRecord,
+    ProposeActionRequest,
+    PruningReport,
+    RecordOutcomeRequest,
+)
+from tasks.policy import retry_condition_for
+
+__all__ = ["kernel_for", "propose", "prune_report", "record", "status", "tick"]
+
+_kernels: dict[str, ColonyKernel] = {}
+_lock = threading.Lock()
+_RETRY: dict[str, Any] = {
+    "retries": 2,
+    "retry_delay_seconds": [0.5, 1.0],
+    "retry_jitter_factor": 0.5,
+    "retry_condition_fn": retry_condition_for(()),
+}
+
+
+def kernel_for(settings: KernelSettings | None = None) -> ColonyKernel:
+    """The process's kernel for ``settings`` (the environment's when omitted)."""
+    settings = settings or KernelSettings()
+    key = settings.model_dump_json() + repr(
+        settings.attestation_secret.get_secret_value() if settings.attestation_secret else None
+    )
+    with _lock:
+        if key not in _kernels:
+            _kernels[key] = ColonyKernel(settings)
+        return _kernels[key]
+
+
+@task(
+    name="colony.propose",
+    tags={"colony", "kernel"},
+    cache_policy=RUN_ID + INPUTS - "settings",
+    persist_result=True,
+    **_RETRY,
+)
+def propose(request: ProposeActionRequest, settings: KernelSettings | None = None) -> GateVerdict:
+    """Ask the gate for a verdict on a proposal."""
+    return kernel_for(settings).propose_action(request)
+
+
+@task(name="colony.record", tags={"colony", "kernel"}, cache_policy=NO_CACHE, **_RETRY)
+def record(
+    request: RecordOutcomeRequest, authorization: str | None = None, settings: KernelSettings | None = None
+) -> OutcomeRecord:
+    """Record what an action did, attested by the EXECUTE verdict's authorization when given."""
+    return kernel_for(settings).record_outcome(request, authorization=authorization)
+
+
+@task(name="colony.tick", tags={"colony", "kernel"}, cache_policy=NO_CACHE, **_RETRY)
+def tick(settings: KernelSettings | None = None) -> ColonyStatus:
+    """Advance the colony one tick (evaporation, expiry) and return its status."""
+    return kernel_for(settings).tick()
+
+
+@task(name="colony.status", tags={"colony", "kernel"}, cache_policy=NO_CACHE, **_RETRY)
+def status(settings: KernelSettings | None = None) -> ColonyStatus:
+    """The colony's status without advancing it."""
+    return kernel_for(settings).status()
+
+
+@task(name="colony.pruning-report", tags={"colony", "kernel"}, cache_policy=NO_CACHE, **_RETRY)
+def prune_report(settings: KernelSettings | None = None) -> PruningReport:
+    """The pruning daemon's advisory report."""
+    return kernel_for(settings).pruning_report()

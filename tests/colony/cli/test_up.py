@@ -1,0 +1,152 @@
+"""End to end against a real ``prefect server``: ``colony up`` and ``prefect deploy --all``."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+from uuid import UUID
+
+import pytest
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.actions import WorkPoolCreate
+from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
+from prefect.deployments import run_deployment
+from prefect.flow_runs import resume_flow_run
+from prefect.settings import PREFECT_API_URL, temporary_settings
+from prefect.states import State
+
+from colony.kernel import ColonyKernel, KernelSettings
+from tests.services.prefect import PrefectServer
+
+pytestmark = pytest.mark.prefect_server
+REPO = Path(__file__).resolve().parents[3]
+BIN = Path(sys.executable).parent
+DEPLOYMENTS = [
+    "colony-tick/colony-tick",
+    "pruning-report/pruning-report",
+    "gated-action/gated-action",
+    "tool-call/tool-call",
+    "hpc-job/hpc-job",
+]
+
+
+@pytest.fixture
+def api(prefect_server: PrefectServer) -> Iterator[PrefectServer]:
+    with temporary_settings({PREFECT_API_URL: prefect_server.api_url}):
+        yield prefect_server
+
+
+def wait_for_deployments(names: list[str], process: subprocess.Popen[bytes], seconds: float = 120) -> None:
+    deadline = time.monotonic() + seconds
+    with get_client(sync_client=True) as client:
+        while time.monotonic() < deadline:
+            assert process.poll() is None, "colony up exited early"
+            found = set()
+            for name in names:
+                try:
+                    client.read_deployment_by_name(name)
+                    found.add(name)
+                except Exception:  # noqa: BLE001 - not there yet
+                    pass
+            if found == set(names):
+                return
+            time.sleep(1)
+    raise AssertionError(f"deployments never appeared: {names}")
+
+
+def test_colony_up_serves_the_deployments_and_runs_them(api: PrefectServer, tmp_path: Path) -> None:
+    home = tmp_path / "colony"
+    log = (tmp_path / "up.log").open("wb")
+    process = subprocess.Popen(
+        [str(BIN / "colony"), "up", "--tick-interval", "3600"],
+        cwd=REPO,
+        env=api.env(COLONY_HOME=str(home)),
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    try:
+        wait_for_deployments(DEPLOYMENTS, process)
+        arguments = {"value": 2, "from_unit": "km", "to_unit": "m"}
+        call = run_deployment(
+            "tool-call/tool-call", parameters={"call": {"tool": "unit_convert", "arguments": arguments}}, timeout=180
+        )
+        tick = run_deployment("colony-tick/colony-tick", timeout=180)
+        assert call.state is not None and call.state.is_completed(), call.state
+        assert tick.state is not None and tick.state.is_completed(), tick.state
+        kernel = ColonyKernel(KernelSettings(home=home))
+        assert kernel.status().tick_count >= 1
+        with get_client(sync_client=True) as client:
+            artifacts = client.read_artifacts(
+                artifact_filter=ArtifactFilter(flow_run_id=ArtifactFilterFlowRunId(any_=[tick.id]))
+            )
+        assert {"colony-signals", "colony-budget", "colony-roles", "colony-status"} <= {a.key for a in artifacts}
+        approve_a_held_action_of_a_deployment(kernel, tmp_path / "entry.txt")
+    finally:
+        os.killpg(process.pid, signal.SIGINT)  # what Ctrl-C in a terminal does
+        code = process.wait(timeout=120)
+        log.close()
+    output = (tmp_path / "up.log").read_text()
+    assert "Prefect UI: " + api.api_url.removesuffix("/api") in output
+    assert code == 0 and "Colony stopped." in output, output[-3000:]
+
+
+def wait_for_state(flow_run_id: UUID, done: Callable[[State[Any]], bool], seconds: float = 180) -> State[Any]:
+    deadline = time.monotonic() + seconds
+    with get_client(sync_client=True) as client:
+        while time.monotonic() < deadline:
+            state = client.read_flow_run(flow_run_id).state
+            if state is not None and done(state):
+                return state
+            time.sleep(1)
+    raise AssertionError(f"flow run {flow_run_id} never reached the state wanted")
+
+
+def approve_a_held_action_of_a_deployment(kernel: ColonyKernel, path: Path) -> None:
+    """A HOLD suspends the deployment's run (no process waits); approval through the API resumes it."""
+    kernel.set_trust("engineer-9", 0.8)
+    request = {
+        "agent_id": "engineer-9",
+        "call": {"tool": "tests.doubles.LedgerToolDouble", "arguments": {"path": str(path), "text": "figures"}},
+        "target": "ledger.served",
+        "rationale": "Record the nightly figures in the ledger file for the audit trail",
+        "rollback_plan": "erase_entry removes the written file again",
+    }
+    run = run_deployment("gated-action/gated-action", parameters={"request": request}, timeout=0)
+    suspended = wait_for_state(run.id, lambda state: state.is_paused())
+    assert suspended.name == "Suspended" and not path.exists()
+    resume_flow_run(run.id, run_input={"approve": True, "reviewer": "ops@example.org", "note": "fine"})
+    final = wait_for_state(run.id, lambda state: state.is_final())
+    assert final.is_completed(), final
+    assert path.read_text() == "figures"
+    [consequence] = kernel.consequence_log("engineer-9")
+    assert consequence.tests_passed and consequence.human_feedback == 1.0
+
+
+def test_prefect_deploy_all_works_as_written(api: PrefectServer) -> None:
+    with get_client(sync_client=True) as client:
+        client.create_work_pool(WorkPoolCreate(name="colony", type="process"), overwrite=True)
+    result = subprocess.run(
+        [str(BIN / "prefect"), "--no-prompt", "deploy", "--all"],
+        cwd=REPO,
+        env=api.env(PWD=str(REPO)),
+        capture_output=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stdout.decode()[-3000:] + result.stderr.decode()[-3000:]
+    with get_client(sync_client=True) as client:
+        deployed = {name: client.read_deployment_by_name(name) for name in DEPLOYMENTS}
+        for deployment in deployed.values():  # leave the server as found, for other tests that serve
+            client.delete_deployment(deployment.id)
+    assert all(deployment.work_pool_name == "colony" for deployment in deployed.values())
+    [tick_schedule] = deployed["colony-tick/colony-tick"].schedules
+    assert tick_schedule.schedule.interval.total_seconds() == 60  # type: ignore[union-attr]
+    [pruning_schedule] = deployed["pruning-report/pruning-report"].schedules
+    assert pruning_schedule.schedule.cron == "0 3 * * *"  # type: ignore[union-attr]
+    assert deployed["gated-action/gated-action"].schedules == []

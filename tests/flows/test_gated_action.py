@@ -1,0 +1,205 @@
+"""gated_action: execute, refuse, hold (approve, reject, timeout) and rollback, on real Prefect."""
+
+from __future__ import annotations
+
+import threading
+import time
+import uuid
+from pathlib import Path
+from typing import Any
+
+import pytest
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
+from prefect.events.filters import EventFilter, EventNameFilter, EventResourceFilter
+from prefect.flow_runs import resume_flow_run
+
+from colony.errors import ToolInputError
+from colony.kernel import ColonyKernel, Decision, KernelSettings, Role, SignalType
+from flows._events import GATE_REFUSED, ROLE_CHANGED
+from flows.gated_action import GatedActionRequest, GatedActionSummary, Outcome, gated_action
+from flows.tool_call import ToolCall
+from tasks.kernel import kernel_for
+from tests.doubles import CALLS
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+LEDGER = "tests.doubles.LedgerToolDouble"
+TESTED = {"tests": ["tests/test_ledger.py::test_write"]}
+
+
+@pytest.fixture
+def kernel() -> ColonyKernel:
+    return kernel_for(KernelSettings())
+
+
+def request(path: Path, agent: str = "engineer-1", **changes: Any) -> GatedActionRequest:
+    fields: dict[str, Any] = {
+        "agent_id": agent,
+        "call": ToolCall(tool=LEDGER, arguments={"path": str(path), "text": "figures"}),
+        "target": "ledger.nightly",
+        "rationale": "Record the nightly figures in the ledger file for the audit trail",
+        "rollback_plan": "erase_entry removes the written file again",
+        "evidence": TESTED,
+        "approval_poll_seconds": 1,
+        **changes,
+    }
+    return GatedActionRequest(**fields)
+
+
+def test_execute_runs_the_tool_and_records_an_attested_outcome(kernel: ColonyKernel, tmp_path: Path) -> None:
+    kernel.set_trust("engineer-1", 0.8)
+    summary = gated_action(request(tmp_path / "entry.txt"))
+    assert summary.outcome is Outcome.EXECUTED and summary.verdict.decision is Decision.EXECUTE
+    assert summary.verdict.authorization is None  # the token is not handed back
+    assert summary.result == {"path": str(tmp_path / "entry.txt")}
+    assert (tmp_path / "entry.txt").read_text() == "figures"
+    [consequence] = kernel.consequence_log("engineer-1")
+    assert consequence.consequence_id == summary.consequence_id
+    assert consequence.proposal_id == summary.verdict.proposal_id  # attested: linked to the verdict
+    assert consequence.tests_passed and summary.trust_after == consequence.trust_after > 0.8
+
+
+def test_refuse_ends_with_the_verdict_and_a_failure_signal(kernel: ColonyKernel, tmp_path: Path) -> None:
+    summary = gated_action(request(tmp_path / "entry.txt", agent="newcomer"))
+    assert summary.outcome is Outcome.REFUSED
+    assert summary.verdict.reason == "SANDBOX role: no write-path gate passes"
+    assert not (tmp_path / "entry.txt").exists()
+    assert kernel.consequence_log("newcomer") == []
+    [signal] = kernel.pheromone_query("ledger.nightly", SignalType.FAILURE)
+    assert signal.evidence["proposal_id"] == summary.verdict.proposal_id
+
+
+def run_until_paused(gated: GatedActionRequest) -> tuple[threading.Thread, dict[str, Any], Any]:
+    """Start the flow in a thread and wait until its run is paused for approval."""
+    name = f"gated-{uuid.uuid4().hex[:8]}"
+    box: dict[str, Any] = {}
+
+    def run() -> None:
+        try:
+            box["summary"] = gated_action.with_options(flow_run_name=name)(gated)
+        except BaseException as error:  # noqa: BLE001 - handed to the test
+            box["error"] = error
+
+    thread = threading.Thread(target=run)
+    thread.start()
+    deadline = time.monotonic() + 60
+    with get_client(sync_client=True) as client:
+        while time.monotonic() < deadline and thread.is_alive():
+            runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=[name])))
+            if runs and runs[0].state and runs[0].state.is_paused():
+                return thread, box, runs[0].id
+            time.sleep(0.3)
+    thread.join(timeout=5)
+    raise AssertionError(f"the run never paused: {box}")
+
+
+def finish(thread: threading.Thread, box: dict[str, Any]) -> GatedActionSummary:
+    thread.join(timeout=60)
+    assert "error" not in box, box.get("error")
+    summary: GatedActionSummary = box["summary"]
+    return summary
+
+
+def test_hold_is_resumed_with_approval_through_the_api(kernel: ColonyKernel, tmp_path: Path) -> None:
+    kernel.set_trust("engineer-1", 0.8)
+    path = tmp_path / "entry.txt"
+    thread, box, flow_run_id = run_until_paused(request(path, evidence={}))  # no tests: the gate holds
+    assert not path.exists()
+    resume_flow_run(flow_run_id, run_input={"approve": True, "reviewer": "ops@example.org", "note": "looks right"})
+    summary = finish(thread, box)
+    assert summary.verdict.decision is Decision.HOLD and summary.outcome is Outcome.EXECUTED
+    assert summary.approval is not None and summary.approval.reviewer == "ops@example.org"
+    assert path.read_text() == "figures"
+    [consequence] = kernel.consequence_log("engineer-1")
+    assert consequence.tests_passed and consequence.human_feedback == 1.0
+
+
+def test_hold_rejected_records_the_refusal(kernel: ColonyKernel, tmp_path: Path) -> None:
+    kernel.set_trust("engineer-1", 0.8)
+    path = tmp_path / "entry.txt"
+    thread, box, flow_run_id = run_until_paused(request(path, evidence={}))
+    resume_flow_run(flow_run_id, run_input={"approve": False, "reviewer": "ops@example.org", "note": "not today"})
+    summary = finish(thread, box)
+    assert summary.outcome is Outcome.REJECTED and not path.exists()
+    [consequence] = kernel.consequence_log("engineer-1")
+    assert not consequence.tests_passed and consequence.human_feedback == -1.0
+    assert "rejected by ops@example.org: not today" in consequence.actual_outcome
+    assert summary.trust_after is not None and summary.trust_after < 0.8
+
+
+def test_hold_times_out_into_a_refusal(kernel: ColonyKernel, tmp_path: Path) -> None:
+    kernel.set_trust("engineer-1", 0.8)
+    summary = gated_action(request(tmp_path / "entry.txt", evidence={}, approval_timeout_seconds=2))
+    assert summary.outcome is Outcome.TIMED_OUT and summary.approval is None
+    [consequence] = kernel.consequence_log("engineer-1")
+    assert "nobody decided within 2 s" in consequence.actual_outcome
+
+
+def test_a_failed_check_rolls_the_action_back_and_records_failure(kernel: ColonyKernel, tmp_path: Path) -> None:
+    kernel.set_trust("engineer-1", 0.8)
+    path = tmp_path / "entry.txt"
+    check = ToolCall(tool=LEDGER, action="check_entry", arguments={"path": str(path), "expected": "other figures"})
+    summary = gated_action(request(path, verify=check))
+    assert summary.outcome is Outcome.FAILED
+    assert summary.rolled_back == ["erase_entry"] and CALLS[f"erase:{path}"] == 1
+    assert not path.exists()  # the write was undone
+    assert summary.error is not None and summary.error["type"] == "VerificationError"
+    [consequence] = kernel.consequence_log("engineer-1")
+    assert not consequence.tests_passed and "rolled back with erase_entry" in consequence.actual_outcome
+    assert consequence.proposal_id == summary.verdict.proposal_id
+
+
+def test_a_passing_check_keeps_the_action(kernel: ColonyKernel, tmp_path: Path) -> None:
+    kernel.set_trust("engineer-1", 0.8)
+    path = tmp_path / "entry.txt"
+    check = ToolCall(tool=LEDGER, action="check_entry", arguments={"path": str(path), "expected": "figures"})
+    summary = gated_action(request(path, verify=check))
+    assert summary.outcome is Outcome.EXECUTED and summary.rolled_back == [] and path.exists()
+
+
+def test_a_failing_action_is_recorded_without_rollback(kernel: ColonyKernel, tmp_path: Path) -> None:
+    kernel.set_trust("engineer-1", 0.8)
+    path = tmp_path / "entry.txt"
+    gated = request(path, call=ToolCall(tool=LEDGER, arguments={"path": str(path), "text": "x", "fail": True}))
+    summary = gated_action(gated)
+    assert summary.outcome is Outcome.FAILED and summary.rolled_back == []
+    assert summary.error == {"type": "ConnectionError", "message": "disk went away"}
+    assert CALLS[f"write:{path}"] == 1  # side-effecting, not idempotent: never retried
+
+
+def test_bad_arguments_fail_before_the_gate_is_asked(kernel: ColonyKernel, tmp_path: Path) -> None:
+    gated = request(tmp_path / "e.txt", call=ToolCall(tool=LEDGER, arguments={"path": 3}))
+    with pytest.raises(ToolInputError, match="path"):
+        gated_action(gated)
+    assert kernel.agent_profile("engineer-1").total_proposals == 0
+
+
+def events_about(name: str, resource_id: str, seconds: float = 30) -> list[Any]:
+    """The events called ``name`` about ``resource_id``, once the API has them."""
+    deadline = time.monotonic() + seconds
+    flt = EventFilter(event=EventNameFilter(name=[name]), resource=EventResourceFilter(id=[resource_id]))
+    with get_client(sync_client=True) as client:
+        while time.monotonic() < deadline:
+            events = client.read_events(filter=flt, limit=50).events
+            if events:
+                return events
+            time.sleep(0.5)
+    return []
+
+
+def test_a_refusal_emits_an_event(tmp_path: Path) -> None:
+    target = f"ledger.{uuid.uuid4().hex[:8]}"
+    summary = gated_action(request(tmp_path / "entry.txt", agent="stranger", target=target))
+    [event] = events_about(GATE_REFUSED, f"colony.target.{target}")
+    assert event.payload["decision"] == "refuse" and event.payload["action_type"] == "write_entry"
+    assert event.payload["reason"] == summary.verdict.reason
+    assert event.related[0].id == "colony.agent.stranger"
+
+
+def test_a_role_change_emits_an_event(kernel: ColonyKernel, tmp_path: Path) -> None:
+    agent = f"climber-{uuid.uuid4().hex[:8]}"
+    kernel.set_trust(agent, 0.845)
+    summary = gated_action(request(tmp_path / "entry.txt", agent=agent))
+    assert summary.role_after is Role.GUARD_ANT
+    [event] = events_about(ROLE_CHANGED, f"colony.agent.{agent}")
+    assert (event.payload["before"], event.payload["after"]) == ("dispatcher", "guard_ant")

@@ -1,0 +1,43 @@
+"""tool_call: one catalog tool by name, validated, cached per determinism."""
+
+from __future__ import annotations
+
+import pytest
+
+from colony.errors import ToolInputError, UnknownActionError, UnknownToolError
+from flows import in_thread
+from flows.tool_call import ToolCall, tool_call
+
+pytestmark = pytest.mark.usefixtures("prefect_harness")
+MILES = {"value": 10, "from_unit": "miles", "to_unit": "km"}
+
+
+def test_a_catalog_tool_runs_and_its_repeat_is_a_cache_hit() -> None:
+    first = tool_call(ToolCall(tool="unit_convert", arguments=MILES))
+    second = tool_call(ToolCall(tool="unit_convert", action="convert_units", arguments=MILES))
+    assert first.result == {"value": 16.0934, "from_unit": "miles", "to_unit": "km"}
+    assert (first.cached, second.cached) == (False, True)
+    assert (second.tool, second.version, second.action) == ("unit_convert", "1.0.0", "convert_units")
+
+
+def test_a_tool_double_runs_by_import_path() -> None:
+    result = tool_call(ToolCall(tool="tests.doubles.EchoToolDouble", arguments={"text": "hi"}))
+    assert result.result == {"text": "hi"}
+
+
+def test_bad_arguments_fail_the_run_naming_each_field() -> None:
+    with pytest.raises(ToolInputError) as raised:
+        tool_call(ToolCall(tool="unit_convert", arguments={"value": "ten", "from_unit": "km", "extra": 1}))
+    assert sorted(error.field for error in raised.value.errors) == ["extra", "to_unit", "value"]
+
+
+def test_unknown_tools_and_actions_are_named() -> None:
+    with pytest.raises(UnknownToolError, match="unknown tool 'nope'"):
+        tool_call(ToolCall(tool="nope"))
+    with pytest.raises(UnknownActionError, match="no action 'fly'"):
+        tool_call(ToolCall(tool="unit_convert", action="fly"))
+
+
+async def test_async_agent_code_awaits_the_flow() -> None:
+    result = await in_thread(tool_call, ToolCall(tool="unit_convert", arguments={**MILES, "value": 1}))
+    assert result.result["value"] == 1.6093

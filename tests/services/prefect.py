@@ -1,0 +1,93 @@
+"""Real Prefect for the tests: the test harness's API, and a real ``prefect server``.
+
+``prefect_harness`` runs Prefect's own ``prefect_test_harness`` (a temporary API server on
+SQLite) once per session. ``prefect_server`` starts ``prefect server start`` on a free
+port in a temporary PREFECT_HOME, once per session, for end-to-end tests of deployments.
+"""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+
+import httpx
+import pytest
+from prefect.settings import PREFECT_LOCAL_STORAGE_PATH, temporary_settings
+from prefect.testing.utilities import prefect_test_harness
+
+from tests.services import free_port, unavailable
+
+SERVER_STARTUP_SECONDS = 90
+
+
+@pytest.fixture(scope="session")
+def prefect_harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Prefect's test harness for the session, with results kept in a temporary directory."""
+    storage = tmp_path_factory.mktemp("prefect-storage")
+    with temporary_settings({PREFECT_LOCAL_STORAGE_PATH: storage}), prefect_test_harness(server_startup_timeout=60):
+        yield
+
+
+@dataclass(frozen=True)
+class PrefectServer:
+    """A running ``prefect server``: where its API is, and the environment to reach it."""
+
+    api_url: str
+    home: Path
+
+    def env(self, **extra: str) -> dict[str, str]:
+        """An environment for subprocesses that talk to this server."""
+        return {**os.environ, "PREFECT_API_URL": self.api_url, "PREFECT_HOME": str(self.home), **extra}
+
+
+@pytest.fixture(scope="session")
+def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrefectServer]:
+    """``prefect server start`` on a free loopback port, stopped at the end of the session."""
+    home = tmp_path_factory.mktemp("prefect-server-home")
+    port = free_port()
+    prefect = Path(sys.executable).parent / "prefect"
+    if not prefect.exists():
+        unavailable(f"no prefect command next to {sys.executable}")
+    env = {
+        **os.environ,
+        "PREFECT_HOME": str(home),
+        "PREFECT_SERVER_DATABASE_CONNECTION_URL": f"sqlite+aiosqlite:///{home / 'prefect.db'}",
+        "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
+        "PREFECT_UI_ENABLED": "false",
+    }
+    env.pop("PREFECT_API_URL", None)
+    log = (home / "server.log").open("wb")
+    process = subprocess.Popen(
+        [str(prefect), "server", "start", "--host", "127.0.0.1", "--port", str(port)],
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    api_url = f"http://127.0.0.1:{port}/api"
+    try:
+        deadline = time.monotonic() + SERVER_STARTUP_SECONDS
+        while True:
+            if process.poll() is not None:
+                unavailable(f"prefect server exited with {process.returncode}; see {home / 'server.log'}")
+            try:
+                if httpx.get(f"{api_url}/health", timeout=2).status_code == 200:
+                    break
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                unavailable(f"prefect server did not answer within {SERVER_STARTUP_SECONDS} s")
+            time.sleep(0.5)
+        yield PrefectServer(api_url=api_url, home=home)
+    finally:
+        process.terminate()
+        try:
+            process.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        log.close()
