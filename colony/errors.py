@@ -13,7 +13,14 @@
     │   ├── RegistryFileError      unreadable or malformed registry file
     │   ├── CapabilityResolutionError  an entry's capability_fqn does not import
     │   └── ToolEntrySpecMismatch  an entry's capability is not in its class's spec
-    └── AgentSpecError             an agent definition is malformed or inconsistent
+    ├── AgentSpecError             an agent definition is malformed or inconsistent
+    └── SurfaceError               the gateway, MCP server or client refused or failed a call
+        ├── AuthenticationError    no bearer token, or one the gateway does not know
+        ├── CapabilityDeniedError  the caller's token lacks a capability the tool requires
+        ├── PayloadTooLargeError   a request body or a tool's arguments are over their cap
+        ├── CallTimeoutError       a tool or a peer gateway did not answer in time
+        ├── PeerError              a peer gateway is unreachable or answered badly
+        └── ActionNotExecutedError the gate refused or held a side-effecting call
 
 Errors a caller caused (bad input, unknown names) are never retried; an error
 with ``retryable = True`` marks a transient failure worth a second attempt.
@@ -28,13 +35,20 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
+    "ActionNotExecutedError",
     "AgentSpecError",
+    "AuthenticationError",
+    "CallTimeoutError",
+    "CapabilityDeniedError",
     "CapabilityResolutionError",
     "CatalogError",
     "ColonyError",
     "FieldError",
     "MissingSecretError",
+    "PayloadTooLargeError",
+    "PeerError",
     "RegistryFileError",
+    "SurfaceError",
     "ToolEntrySpecMismatch",
     "ToolError",
     "ToolExecutionError",
@@ -148,3 +162,49 @@ class ToolEntrySpecMismatch(CatalogError):
 
 class AgentSpecError(ColonyError):
     """An agent definition is malformed or names things the agent does not have."""
+
+
+class SurfaceError(ColonyError):
+    """The gateway, the MCP server or the client refused or failed a call."""
+
+
+class AuthenticationError(SurfaceError):
+    """The caller presented no bearer token, or one the gateway does not know."""
+
+
+class CapabilityDeniedError(SurfaceError):
+    """The caller's token does not grant a capability token the tool requires."""
+
+    def __init__(self, message: str, *, missing: list[str]) -> None:
+        super().__init__(message)
+        self.missing = missing
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "missing": self.missing}
+
+
+class PayloadTooLargeError(SurfaceError):
+    """A request body, or a tool call's arguments, is over its size cap."""
+
+
+class CallTimeoutError(SurfaceError):
+    """A tool, or a peer gateway, did not answer within the per-call timeout."""
+
+    retryable = True
+
+
+class PeerError(SurfaceError):
+    """A peer gateway could not be reached, or answered with something that is not a tool result."""
+
+    retryable = True
+
+
+class ActionNotExecutedError(SurfaceError):
+    """The gate refused or held a side-effecting call; ``verdict`` is the gate's answer."""
+
+    def __init__(self, message: str, *, verdict: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.verdict = verdict
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "verdict": self.verdict}
