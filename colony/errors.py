@@ -14,6 +14,12 @@
     │   ├── CapabilityResolutionError  an entry's capability_fqn does not import
     │   └── ToolEntrySpecMismatch  an entry's capability is not in its class's spec
     ├── AgentSpecError             an agent definition is malformed or inconsistent
+    ├── KernelError                the Colony kernel refused or failed a call
+    │   ├── KernelInputError       a kernel call's input is malformed (also a ValueError)
+    │   ├── AttestationError       an outcome's authorization is forged, expired,
+    │   │                          replayed, mismatched or missing
+    │   └── KernelStoreError       the kernel's database failed; ``retryable`` when
+    │                              a second attempt may succeed (lock, deadlock)
     └── SurfaceError               the gateway, MCP server or client refused or failed a call
         ├── AuthenticationError    no bearer token, or one the gateway does not know
         ├── CapabilityDeniedError  the caller's token lacks a capability the tool requires
@@ -37,6 +43,7 @@ from pydantic import BaseModel, ConfigDict, Field
 __all__ = [
     "ActionNotExecutedError",
     "AgentSpecError",
+    "AttestationError",
     "AuthenticationError",
     "CallTimeoutError",
     "CapabilityDeniedError",
@@ -44,6 +51,9 @@ __all__ = [
     "CatalogError",
     "ColonyError",
     "FieldError",
+    "KernelError",
+    "KernelInputError",
+    "KernelStoreError",
     "MissingSecretError",
     "PayloadTooLargeError",
     "PeerError",
@@ -162,6 +172,47 @@ class ToolEntrySpecMismatch(CatalogError):
 
 class AgentSpecError(ColonyError):
     """An agent definition is malformed or names things the agent does not have."""
+
+
+class KernelError(ColonyError):
+    """The Colony kernel refused or failed a call."""
+
+
+class KernelInputError(KernelError, ValueError):
+    """A kernel call's input does not fit the seed's schema; names each field at fault."""
+
+    def __init__(self, message: str, *, errors: list[FieldError] | None = None) -> None:
+        super().__init__(message)
+        self.message = message
+        self.errors = errors or []
+
+    @classmethod
+    def for_field(cls, field: str, message: str, *, expected: str | None = None) -> KernelInputError:
+        """An input error about a single field."""
+        return cls(f"{field}: {message}", errors=[FieldError(field=field, message=message, expected=expected)])
+
+    @property
+    def fields(self) -> list[str]:
+        """The names of the fields at fault, in order."""
+        return [error.field for error in self.errors]
+
+    def __str__(self) -> str:
+        return self.message
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "errors": [error.model_dump() for error in self.errors]}
+
+
+class AttestationError(KernelError):
+    """An outcome report's authorization token cannot be accepted; the message says why."""
+
+
+class KernelStoreError(KernelError):
+    """The kernel's database failed; ``retryable`` says whether a second attempt may succeed."""
+
+    def __init__(self, message: str, *, retryable: bool = False) -> None:
+        super().__init__(message)
+        self.retryable = retryable
 
 
 class SurfaceError(ColonyError):

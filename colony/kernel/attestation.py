@@ -1,0 +1,129 @@
+"""Attestation: an EXECUTE verdict's signed authorization, consumed once by its outcome report.
+
+A token is ``v1.<claims>.<mac>``: base64url JSON claims (proposal id, agent, action, target,
+expiry, a one-time nonce) and their HMAC-SHA256. ``record_outcome`` verifies the MAC with a
+constant-time compare, checks expiry and that the report matches the claims, then consumes
+the nonce with a conditional update in the same transaction that stores the report, so a
+token is honoured at most once even when two processes race to use it.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hashlib
+import hmac
+import json
+import secrets
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from colony.errors import AttestationError
+from colony.kernel.models import RecordOutcomeRequest
+from colony.kernel.store import tables
+
+__all__ = ["Attestor", "Claims"]
+
+_VERSION = "v1"
+_SECRET_NAME = "attestation_hmac_key"
+_P = tables.proposals
+_S = tables.secrets
+
+
+def _b64(data: bytes) -> str:
+    return base64.urlsafe_b64encode(data).rstrip(b"=").decode("ascii")
+
+
+def _unb64(text: str) -> bytes:
+    return base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+
+
+@dataclass(frozen=True)
+class Claims:
+    """What an authorization vouches for."""
+
+    proposal_id: str
+    agent_id: str
+    action_type: str
+    target: str
+    expires_at: float
+    nonce: str
+
+
+def load_secret(connection: Connection) -> bytes:
+    """The database's HMAC key, generated on first use so every process shares it."""
+    upsert = sqlite_insert if connection.dialect.name == "sqlite" else pg_insert
+    connection.execute(upsert(_S).values(name=_SECRET_NAME, value=secrets.token_hex(32)).on_conflict_do_nothing())
+    return bytes.fromhex(connection.execute(select(_S.c.value).where(_S.c.name == _SECRET_NAME)).scalar_one())
+
+
+class Attestor:
+    """Signs authorizations and verifies and consumes them."""
+
+    def __init__(self, key: bytes, ttl_seconds: float) -> None:
+        self._key = key
+        self.ttl_seconds = ttl_seconds
+
+    def _mac(self, payload: str) -> str:
+        return _b64(hmac.new(self._key, payload.encode("ascii"), hashlib.sha256).digest())
+
+    def issue(self, proposal_id: str, agent_id: str, action_type: str, target: str, now: float) -> Claims:
+        """Fresh claims for an EXECUTE verdict (the caller stores the nonce with the proposal)."""
+        return Claims(proposal_id, agent_id, action_type, target, now + self.ttl_seconds, secrets.token_hex(16))
+
+    def sign(self, claims: Claims) -> str:
+        """The token carrying ``claims``."""
+        body = {
+            "pid": claims.proposal_id,
+            "agt": claims.agent_id,
+            "act": claims.action_type,
+            "tgt": claims.target,
+            "exp": claims.expires_at,
+            "jti": claims.nonce,
+        }
+        payload = _b64(json.dumps(body, separators=(",", ":"), sort_keys=True).encode())
+        return f"{_VERSION}.{payload}.{self._mac(payload)}"
+
+    def verify(self, token: str, report: RecordOutcomeRequest, now: float) -> Claims:
+        """The token's claims, if it is genuine, unexpired and matches ``report``; else AttestationError."""
+        parts = token.split(".") if isinstance(token, str) else []
+        if len(parts) != 3 or parts[0] != _VERSION:
+            raise AttestationError("authorization is malformed: expected 'v1.<claims>.<mac>'")
+        payload, mac = parts[1], parts[2]
+        if not hmac.compare_digest(self._mac(payload).encode("ascii"), mac.encode("ascii", "replace")):
+            raise AttestationError("authorization signature is invalid (forged or signed with another key)")
+        try:
+            body: dict[str, Any] = json.loads(_unb64(payload))
+            claims = Claims(body["pid"], body["agt"], body["act"], body["tgt"], float(body["exp"]), body["jti"])
+        except (ValueError, KeyError, TypeError, binascii.Error) as error:
+            raise AttestationError(f"authorization claims are unreadable: {error}") from None
+        if now >= claims.expires_at:
+            raise AttestationError(f"authorization expired at {claims.expires_at:.0f} (now {now:.0f})")
+        for field in ("agent_id", "action_type", "target"):
+            if getattr(claims, field) != getattr(report, field):
+                raise AttestationError(
+                    f"authorization does not match the report: {field} is {getattr(report, field)!r}, "
+                    f"the verdict was for {getattr(claims, field)!r}"
+                )
+        return claims
+
+    @staticmethod
+    def consume(connection: Connection, claims: Claims, now: float) -> dict[str, Any]:
+        """Mark the nonce used (once only) and return the proposal's stored row."""
+        used = connection.execute(
+            update(_P)
+            .where(_P.c.proposal_id == claims.proposal_id)
+            .where(_P.c.token_nonce == claims.nonce)
+            .where(_P.c.consumed_at.is_(None))
+            .values(consumed_at=now)
+        ).rowcount
+        row = connection.execute(select(_P).where(_P.c.proposal_id == claims.proposal_id)).first()
+        if row is None or row.token_nonce != claims.nonce:
+            raise AttestationError(f"authorization names no issued verdict (proposal {claims.proposal_id})")
+        if used != 1:
+            raise AttestationError(f"authorization already used (replay of proposal {claims.proposal_id})")
+        return dict(row._mapping)

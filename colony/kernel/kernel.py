@@ -1,0 +1,357 @@
+"""ColonyKernel: the eight seed operations over one store, each one transaction.
+
+Every method validates its input first (raising KernelInputError naming the field), then
+does all of its reads and writes in a single database transaction, so a refused or failed
+call writes nothing and concurrent callers in other processes see whole operations only.
+"""
+
+from __future__ import annotations
+
+import time
+import uuid
+from collections.abc import Callable, Mapping
+from dataclasses import replace
+from typing import Any, TypeVar
+
+from sqlalchemy import Connection
+
+from colony.errors import AttestationError, KernelInputError
+from colony.kernel.actions import ActionKind, classify_action
+from colony.kernel.attestation import Attestor, Claims, load_secret
+from colony.kernel.consequences import ConsequenceMemory
+from colony.kernel.falsification import FalsificationWorker
+from colony.kernel.gate import ActuationGate, GateInputs, pressure
+from colony.kernel.ledger import BUDGET_DIMENSIONS, ResourceLedger
+from colony.kernel.models import (
+    AgentProfile,
+    AttestationMode,
+    ColonySignal,
+    ColonyStatus,
+    ConsequenceRecord,
+    DecayRate,
+    Decision,
+    FalsificationReport,
+    GateVerdict,
+    KernelModel,
+    OutcomeRecord,
+    ProposeActionRequest,
+    PruningReport,
+    RecordOutcomeRequest,
+    SignalSource,
+    SignalType,
+)
+from colony.kernel.pheromones import Deposit, PheromoneStore
+from colony.kernel.proposals import store_proposal
+from colony.kernel.pruning import PruningDaemon, RegistryEntry
+from colony.kernel.roles import RoleAdapter
+from colony.kernel.settings import KernelSettings
+from colony.kernel.status import StatusReporter
+from colony.kernel.store import Store
+
+__all__ = ["ColonyKernel"]
+
+M = TypeVar("M", bound=KernelModel)
+
+
+def _coerce(model: type[M], value: M | Mapping[str, Any], field: str = "request") -> M:
+    if isinstance(value, model):
+        return value
+    if isinstance(value, Mapping):
+        return model.model_validate(dict(value))
+    raise KernelInputError.for_field(field, f"{type(value).__name__} given", expected=f"a {model.__name__} or a dict")
+
+
+def _text(value: Any, field: str, max_length: int) -> str:
+    if not isinstance(value, str) or not value.strip():
+        raise KernelInputError.for_field(field, f"{value!r} given", expected="a non-empty string")
+    if len(value) > max_length:
+        raise KernelInputError.for_field(field, f"{len(value)} characters", expected=f"at most {max_length}")
+    return value
+
+
+def _signal_type(value: Any) -> SignalType:
+    try:
+        return SignalType(value)
+    except ValueError:
+        known = ", ".join(t.value for t in SignalType)
+        raise KernelInputError.for_field("signal_type", f"unknown signal type {value!r}", expected=known) from None
+
+
+class ColonyKernel:
+    """The Colony kernel: gate, falsification, ledger, pheromones, roles, consequences, pruning."""
+
+    def __init__(self, settings: KernelSettings | None = None, *, clock: Callable[[], float] = time.time) -> None:
+        self.settings = settings or KernelSettings()
+        self.store = Store(self.settings.resolved_database_url())
+        self.clock = clock
+        self.pheromones = PheromoneStore(
+            min_strength=self.settings.min_strength, max_strength=self.settings.max_strength
+        )
+        self.ledger = ResourceLedger(self.settings.budget_limits(), self.settings.budget_period_seconds)
+        self.roles = RoleAdapter()
+        self.falsifier = FalsificationWorker()
+        self.gate = ActuationGate()
+        self.pruner = PruningDaemon()
+        self.reporter = StatusReporter(self.pheromones, self.ledger, self.roles)
+        secret = self.settings.attestation_secret
+        key = secret.get_secret_value().encode() if secret else self.store.run(load_secret)
+        self.attestor = Attestor(key, self.settings.attestation_ttl_seconds)
+
+    @classmethod
+    def from_env(cls) -> ColonyKernel:
+        """A kernel configured from ``COLONY_*`` environment variables."""
+        return cls(KernelSettings())
+
+    def close(self) -> None:
+        """Release the database connections."""
+        self.store.dispose()
+
+    # -- the gate ----------------------------------------------------------------------------------
+
+    def _kind(self, request: ProposeActionRequest) -> ActionKind:
+        kind = classify_action(request.action_type)
+        if request.side_effecting is False:
+            return ActionKind.READ_ONLY
+        if request.side_effecting and kind is ActionKind.READ_ONLY:
+            return ActionKind.MUTATING
+        return kind
+
+    def _estimate(self, request: ProposeActionRequest) -> dict[str, float]:
+        given = request.budget_estimate
+        if given is None:
+            return self.settings.default_estimate()
+        return {name: float(given.get(name, 0.0)) for name in BUDGET_DIMENSIONS}
+
+    def propose_action(self, request: ProposeActionRequest | Mapping[str, Any]) -> GateVerdict:
+        """Falsify, budget-check and trust-check a proposal; store it and return the verdict."""
+        request = _coerce(ProposeActionRequest, request)
+        evidence = request.evidence_dict()
+        kind = self._kind(request)
+        estimate = self._estimate(request)
+        plan = {
+            **evidence,
+            "action_type": request.action_type,
+            "target": request.target,
+            "rationale": request.rationale,
+            "rollback_plan": request.rollback_plan,
+            "evidence": evidence,
+            "agent_id": request.agent_id,
+            "budget_estimate": estimate,
+        }
+        report = self.falsifier.falsify(plan, proposal=True, kind=kind)
+        severity = self.falsifier.max_weight(report)
+        now = self.clock()
+        proposal_id = str(uuid.uuid4())
+
+        def work(connection: Connection) -> GateVerdict:
+            agent = self.roles.count_proposal(connection, request.agent_id, now)
+            tick = self.pheromones.current_tick(connection)
+            inputs = GateInputs(
+                role=agent.role,
+                trust=agent.trust,
+                kind=kind,
+                report=report,
+                severity=severity,
+                budget_approved=self.ledger.fits(connection, estimate, now),
+                pressure=pressure(self.pheromones.strengths_at(connection, request.target, tick)),
+            )
+            outcome = self.gate.decide(inputs)
+            period, claims = None, None
+            if outcome.decision is Decision.EXECUTE:
+                period = self.ledger.reserve(connection, estimate, now)
+                if period is None:  # another process took the last of the budget since fits()
+                    inputs = replace(inputs, budget_approved=False)
+                    outcome = self.gate.decide(inputs)
+                elif self.settings.attestation is not AttestationMode.OFF:
+                    claims = self.attestor.issue(
+                        proposal_id, request.agent_id, request.action_type, request.target, now
+                    )
+            store_proposal(connection, proposal_id, request, outcome, now, period, estimate, claims)
+            if outcome.decision is Decision.REFUSE:
+                evidence = {"proposal_id": proposal_id, "action_type": request.action_type}
+                deposit = Deposit(request.target, SignalType.FAILURE, source=SignalSource.AGENT, evidence=evidence)
+                self.pheromones.deposit(connection, deposit, now=now, tick=tick)
+            return GateVerdict(
+                decision=outcome.decision,
+                gate_score=outcome.gate_score,
+                reason=outcome.reason,
+                required_evidence=outcome.required_evidence,
+                budget_approved=inputs.budget_approved,
+                falsification_severity=severity,
+                proposal_id=proposal_id,
+                authorization=self.attestor.sign(claims) if claims else None,
+            )
+
+        return self.store.run(work)
+
+    # -- consequences ------------------------------------------------------------------------------
+
+    def _claims(self, request: RecordOutcomeRequest, authorization: str | None, now: float) -> Claims | None:
+        mode = self.settings.attestation
+        if mode is AttestationMode.OFF:
+            return None
+        if authorization is None:
+            if mode is AttestationMode.REQUIRED:
+                raise AttestationError("attestation is required: pass the authorization of the EXECUTE verdict")
+            return None
+        return self.attestor.verify(authorization, request, now)
+
+    def record_outcome(
+        self, request: RecordOutcomeRequest | Mapping[str, Any], authorization: str | None = None
+    ) -> OutcomeRecord:
+        """Store an outcome, update trust and role, settle the budget and lay SUCCESS/FAILURE + DEPENDENCY."""
+        request = _coerce(RecordOutcomeRequest, request)
+        now = self.clock()
+        claims = self._claims(request, authorization, now)
+        consequence_id = str(uuid.uuid4())
+
+        def work(connection: Connection) -> OutcomeRecord:
+            proposal = Attestor.consume(connection, claims, now) if claims else None
+            before, after = self.roles.apply_outcome(
+                connection, request.agent_id, request.tests_passed, request.human_feedback, now
+            )
+            if proposal is not None:
+                held = {
+                    "llm_calls": proposal["reserved_llm_calls"],
+                    "runtime_seconds": proposal["reserved_runtime_seconds"],
+                }
+                self.ledger.settle(connection, proposal["period"], held, request.usage())
+            else:
+                self.ledger.charge(connection, request.usage(), now)
+            ConsequenceMemory.store(
+                connection,
+                ConsequenceRecord(
+                    consequence_id=consequence_id,
+                    proposal_id=claims.proposal_id if claims else None,
+                    agent_id=request.agent_id,
+                    action_type=request.action_type,
+                    target=request.target,
+                    actual_outcome=request.actual_outcome,
+                    tests_passed=request.tests_passed,
+                    human_feedback=request.human_feedback,
+                    trust_before=before.trust,
+                    trust_after=after.trust,
+                    recorded_at=now,
+                ),
+            )
+            tick = self.pheromones.current_tick(connection)
+            evidence = {"consequence_id": consequence_id, "action_type": request.action_type}
+            outcome_type = SignalType.SUCCESS if request.tests_passed else SignalType.FAILURE
+            for deposit in (
+                Deposit(request.target, SignalType.DEPENDENCY, source=SignalSource.RUNTIME, decay_rate=DecayRate.SLOW,
+                        evidence={"agent_id": request.agent_id, "action_type": request.action_type}),
+                Deposit(request.target, outcome_type, source=SignalSource.TEST, evidence=evidence),
+            ):  # fmt: skip
+                self.pheromones.deposit(connection, deposit, now=now, tick=tick)
+            return OutcomeRecord(
+                consequence_id=consequence_id, trust_score=after.trust, role=after.role, attested=claims is not None
+            )
+
+        return self.store.run(work)
+
+    # -- reads and upkeep --------------------------------------------------------------------------
+
+    def agent_profile(self, agent_id: str) -> AgentProfile:
+        """The agent's profile; an unknown agent gets a SANDBOX profile with trust 0.1."""
+        agent_id = _text(agent_id, "agent_id", 256)
+        now = self.clock()
+
+        def work(connection: Connection) -> AgentProfile:
+            self.roles.ensure(connection, agent_id, now)
+            row = self.roles.get(connection, agent_id)
+            assert row is not None
+            return AgentProfile(
+                agent_id=agent_id,
+                role=row.role,
+                trust_score=row.trust,
+                total_proposals=row.total_proposals,
+                accepted_proposals=row.accepted_proposals,
+                consequence_history=ConsequenceMemory.history(connection, agent_id),
+                last_updated=row.last_updated,
+            )
+
+        return self.store.run(work)
+
+    def consequence_log(self, agent_id: str) -> list[ConsequenceRecord]:
+        """Every consequence the agent reported, oldest first (extension, for audits)."""
+        agent_id = _text(agent_id, "agent_id", 256)
+        return self.store.run(lambda connection: ConsequenceMemory.all_for(connection, agent_id), write=False)
+
+    def set_trust(self, agent_id: str, trust: float) -> AgentProfile:
+        """Set an agent's trust, and so its role (extension: an operator's override)."""
+        agent_id = _text(agent_id, "agent_id", 256)
+        if isinstance(trust, bool) or not isinstance(trust, int | float) or not 0.0 <= trust <= 1.0:
+            raise KernelInputError.for_field("trust", f"{trust!r} given", expected="a number in [0, 1]")
+        now = self.clock()
+        self.store.run(lambda connection: self.roles.set_trust(connection, agent_id, float(trust), now))
+        return self.agent_profile(agent_id)
+
+    def status(self) -> ColonyStatus:
+        """The dashboard snapshot."""
+        now = self.clock()
+        return self.store.run(lambda connection: self.reporter.snapshot(connection, now), write=False)
+
+    def pheromone_query(self, location: str, signal_type: SignalType | str) -> list[ColonySignal]:
+        """The live trace at (location, signal_type): zero or one signal."""
+        location = _text(location, "location", 1024)
+        kind = _signal_type(signal_type)
+        return self.store.run(lambda connection: self.pheromones.sense(connection, location, kind), write=False)
+
+    def deposit(
+        self,
+        location: str,
+        signal_type: SignalType | str,
+        amount: float = 1.0,
+        *,
+        source: SignalSource | str = SignalSource.AGENT,
+        decay_rate: DecayRate | str = DecayRate.NORMAL,
+        evidence: dict[str, Any] | None = None,
+    ) -> ColonySignal:
+        """Lay or reinforce a trace (extension: for people, scanners and runtimes that sense trouble)."""
+        location = _text(location, "location", 1024)
+        kind = _signal_type(signal_type)
+        if isinstance(amount, bool) or not isinstance(amount, int | float) or not 0 < amount <= 1000:
+            raise KernelInputError.for_field("amount", f"{amount!r} given", expected="a number in (0, 1000]")
+        try:
+            origin = SignalSource(source)
+        except ValueError:
+            raise KernelInputError.for_field("source", f"unknown source {source!r}") from None
+        rate = decay_rate if isinstance(decay_rate, DecayRate) else DecayRate.__members__.get(str(decay_rate).upper())
+        if rate is None:
+            raise KernelInputError.for_field(
+                "decay_rate", f"unknown decay rate {decay_rate!r}", expected="fast|normal|slow"
+            )
+        deposit = Deposit(location, kind, float(amount), origin, rate, evidence)
+        now = self.clock()
+
+        def work(connection: Connection) -> ColonySignal:
+            self.pheromones.deposit(connection, deposit, now=now)
+            return self.pheromones.sense(connection, location, kind)[0]
+
+        return self.store.run(work)
+
+    def falsify_plan(self, plan_json: str) -> FalsificationReport:
+        """Attack a JSON plan with the ten vectors (no gate, no state)."""
+        return self.falsifier.falsify_json(plan_json)
+
+    def pruning_report(self) -> PruningReport:
+        """Nominate low-usage, stale or duplicate modules from the DEPENDENCY traces (advisory)."""
+        now = self.clock()
+
+        def work(connection: Connection) -> PruningReport:
+            registry = [RegistryEntry(*trace) for trace in self.pheromones.dependency_traces(connection)]
+            candidates = self.pruner.scan(registry, now)
+            StatusReporter.remember_pruning(connection, len(candidates))
+            return PruningReport(candidates=candidates, total_candidates=len(candidates), generated_at=now)
+
+        return self.store.run(work)
+
+    def tick(self) -> ColonyStatus:
+        """Advance one tick: evaporate, drop expired traces, return the status."""
+        now = self.clock()
+
+        def work(connection: Connection) -> ColonyStatus:
+            self.pheromones.evaporate(connection)
+            return self.reporter.snapshot(connection, now)
+
+        return self.store.run(work)

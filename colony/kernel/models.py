@@ -1,0 +1,377 @@
+"""The kernel's enums and its request/response models, shaped exactly as seed 001's schemas.
+
+Every model raises :class:`~colony.errors.KernelInputError` (naming the field) instead of
+pydantic's ``ValidationError``, so bad input reads the same from Python, MCP and the CLI.
+"""
+
+from __future__ import annotations
+
+import json
+from enum import Enum, StrEnum
+from typing import Any, Literal, Self
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from colony.errors import FieldError, KernelInputError
+
+__all__ = [
+    "AgentProfile",
+    "AttackVector",
+    "AttestationMode",
+    "BudgetDimension",
+    "ColonySignal",
+    "ColonyStatus",
+    "ConsequenceRecord",
+    "DecayRate",
+    "Decision",
+    "FalsificationFinding",
+    "FalsificationReport",
+    "GateVerdict",
+    "OutcomeRecord",
+    "PheromoneSummary",
+    "ProposeActionRequest",
+    "PruningCandidate",
+    "PruningReport",
+    "RecordOutcomeRequest",
+    "Role",
+    "Severity",
+    "SignalSource",
+    "SignalSummary",
+    "SignalType",
+    "check_estimate",
+    "parse_json_object",
+]
+
+MAX_ID = 256
+MAX_TEXT = 10_000
+MAX_EVIDENCE = 100_000
+
+
+class Decision(StrEnum):
+    """The actuation gate's verdict."""
+
+    EXECUTE = "execute"
+    HOLD = "hold"
+    REFUSE = "refuse"
+
+
+class SignalType(StrEnum):
+    """What a pheromone trace says about its location."""
+
+    FAILURE = "failure"
+    SUCCESS = "success"
+    RISK = "risk"
+    NEED = "need"
+    DEPENDENCY = "dependency"
+    HUMAN_PRIORITY = "human_priority"
+
+
+class SignalSource(StrEnum):
+    """Who laid a trace."""
+
+    TEST = "test"
+    HUMAN = "human"
+    AGENT = "agent"
+    SECURITY = "security"
+    RUNTIME = "runtime"
+
+
+class DecayRate(float, Enum):
+    """Per-trace evaporation multiplier of the base rate (one NORMAL tick keeps 90%)."""
+
+    FAST = 3.0
+    NORMAL = 1.0
+    SLOW = 0.2
+
+
+class Role(StrEnum):
+    """An agent's role, earned by trust; ordered from least to most trusted."""
+
+    SANDBOX = "sandbox"
+    REPAIR_ANT = "repair_ant"
+    MEMORY_ANT = "memory_ant"
+    DISPATCHER = "dispatcher"
+    GUARD_ANT = "guard_ant"
+
+
+class AttestationMode(StrEnum):
+    """Whether an outcome report must carry the authorization of its EXECUTE verdict."""
+
+    OFF = "off"
+    OPTIONAL = "optional"
+    REQUIRED = "required"
+
+
+class Severity(StrEnum):
+    """How bad a falsification finding is."""
+
+    LOW = "low"
+    MEDIUM = "medium"
+    HIGH = "high"
+    CRITICAL = "critical"
+
+
+class AttackVector(StrEnum):
+    """The ten ways the falsification worker attacks a plan."""
+
+    DEPENDENCY_RISK = "dependency_risk"
+    SECURITY_RISK = "security_risk"
+    CIRCULAR_ARCHITECTURE = "circular_architecture"
+    FALSE_METRIC = "false_metric"
+    OVER_BROAD_MODULE = "over_broad_module"
+    HIDDEN_MAINTENANCE_COST = "hidden_maintenance_cost"
+    NO_ROLLBACK = "no_rollback"
+    NO_TEST_VALUE = "no_test_value"
+    SCOPE_CREEP = "scope_creep"
+    PREMATURE_ABSTRACTION = "premature_abstraction"
+
+
+def _input_error(error: ValidationError, model: str) -> KernelInputError:
+    fields = []
+    for item in error.errors():
+        field = ".".join(str(part) for part in item["loc"]) or model
+        fields.append(FieldError(field=field, message=item["msg"]))
+    summary = "; ".join(f"{f.field}: {f.message}" for f in fields)
+    return KernelInputError(f"invalid {model}: {summary}", errors=fields)
+
+
+class KernelModel(BaseModel):
+    """Base of the kernel's models: strict keys, described fields, KernelInputError on bad input."""
+
+    model_config = ConfigDict(extra="forbid", use_enum_values=False)
+
+    def __init__(self, **data: Any) -> None:
+        try:
+            super().__init__(**data)
+        except ValidationError as error:
+            raise _input_error(error, type(self).__name__) from None
+
+    # Only translates errors: tell pydantic not to route model_validate through this __init__.
+    __init__.__pydantic_base_init__ = True  # type: ignore[attr-defined]
+
+    @classmethod
+    def model_validate(cls, obj: Any, **kwargs: Any) -> Self:
+        """Validate ``obj``, raising KernelInputError naming every field at fault."""
+        try:
+            return super().model_validate(obj, **kwargs)
+        except ValidationError as error:
+            raise _input_error(error, cls.__name__) from None
+
+
+def parse_json_object(text: str, field: str) -> dict[str, Any]:
+    """Parse ``text`` as a JSON object or raise KernelInputError naming ``field``."""
+    try:
+        value = json.loads(text)
+    except (json.JSONDecodeError, RecursionError) as error:
+        raise KernelInputError.for_field(field, f"not valid JSON ({error})", expected="a JSON object") from None
+    if not isinstance(value, dict):
+        raise KernelInputError.for_field(field, f"JSON {type(value).__name__} given", expected="a JSON object")
+    return value
+
+
+class ProposeActionRequest(KernelModel):
+    """colony_propose_action's input (plus two optional extensions)."""
+
+    agent_id: str = Field(min_length=1, max_length=MAX_ID, description="The proposing agent.")
+    action_type: str = Field(min_length=1, max_length=MAX_ID, description="What kind of action, e.g. 'patch_file'.")
+    target: str = Field(min_length=1, max_length=1024, description="Dotted module path or file path affected.")
+    rationale: str = Field(max_length=MAX_TEXT, description="Why the action is needed (>= 20 characters).")
+    rollback_plan: str = Field(max_length=MAX_TEXT, description="How to undo the action.")
+    evidence: str = Field(default="{}", max_length=MAX_EVIDENCE, description="JSON object of supporting evidence.")
+    side_effecting: bool | None = Field(
+        default=None, description="Extension: overrides the kernel's read-only/write classification of action_type."
+    )
+    budget_estimate: dict[str, float] | None = Field(
+        default=None, description="Extension: resources to reserve, e.g. {'llm_calls': 1, 'runtime_seconds': 2.0}."
+    )
+
+    @field_validator("evidence")
+    @classmethod
+    def _evidence_is_object(cls, value: str) -> str:
+        parse_json_object(value, "evidence")
+        return value
+
+    @field_validator("budget_estimate")
+    @classmethod
+    def _estimate_known(cls, value: dict[str, float] | None) -> dict[str, float] | None:
+        if value is not None:
+            check_estimate(value)
+        return value
+
+    def evidence_dict(self) -> dict[str, Any]:
+        """The evidence, parsed."""
+        return parse_json_object(self.evidence, "evidence")
+
+
+BUDGET_DIMENSIONS = ("llm_calls", "runtime_seconds")
+
+
+def check_estimate(value: dict[str, Any]) -> None:
+    """Raise ValueError unless ``value`` maps known ledger dimensions to numbers >= 0."""
+    unknown = sorted(set(value) - set(BUDGET_DIMENSIONS))
+    if unknown:
+        raise ValueError(f"unknown budget dimension(s) {unknown}; known: {list(BUDGET_DIMENSIONS)}")
+    for name, amount in value.items():
+        if isinstance(amount, bool) or not isinstance(amount, int | float) or amount < 0 or amount != amount:
+            raise ValueError(f"{name} must be a number >= 0, got {amount!r}")
+
+
+class GateVerdict(KernelModel):
+    """colony_propose_action's output; ``proposal_id`` and ``authorization`` are extensions."""
+
+    decision: Decision = Field(description="Gate verdict.")
+    gate_score: float = Field(ge=0.0, le=1.0, description="Composite gate score; higher is better.")
+    reason: str = Field(description="Human-readable explanation of the decision.")
+    required_evidence: list[str] = Field(default_factory=list, description="What to do before re-submitting.")
+    budget_approved: bool = Field(description="Whether the ledger cleared the budget estimate.")
+    falsification_severity: float = Field(ge=0.0, le=1.0, description="Maximum falsification weight; 0 = none.")
+    proposal_id: str | None = Field(default=None, description="Extension: the stored proposal's id.")
+    authorization: str | None = Field(default=None, description="Extension: signed token, present on EXECUTE.")
+
+    def seed_dict(self) -> dict[str, Any]:
+        """Exactly seed 001's output keys (for MCP)."""
+        return self.model_dump(mode="json", exclude={"proposal_id", "authorization"})
+
+
+class RecordOutcomeRequest(KernelModel):
+    """colony_record_outcome's input (plus the actual usage to settle, as extensions)."""
+
+    agent_id: str = Field(min_length=1, max_length=MAX_ID, description="Agent reporting the outcome.")
+    action_type: str = Field(min_length=1, max_length=MAX_ID, description="Action type of the report.")
+    target: str = Field(min_length=1, max_length=1024, description="Target of the report.")
+    actual_outcome: str = Field(max_length=MAX_TEXT, description="What happened.")
+    tests_passed: bool = Field(description="Post-action test status.")
+    human_feedback: float = Field(default=0.0, ge=-1.0, le=1.0, description="Operator feedback in [-1, 1].")
+    runtime_seconds: float | None = Field(default=None, ge=0, description="Extension: runtime actually used.")
+    llm_calls: float | None = Field(default=None, ge=0, description="Extension: LLM calls actually used.")
+
+    def usage(self) -> dict[str, float]:
+        """The actual usage reported, by ledger dimension (only the dimensions given)."""
+        reported = {"llm_calls": self.llm_calls, "runtime_seconds": self.runtime_seconds}
+        return {name: amount for name, amount in reported.items() if amount is not None}
+
+
+class OutcomeRecord(KernelModel):
+    """colony_record_outcome's output; ``attested`` is an extension."""
+
+    status: Literal["recorded"] = Field(default="recorded", description="Always 'recorded' on success.")
+    consequence_id: str = Field(description="UUID of the stored consequence.")
+    trust_score: float = Field(ge=0.0, le=1.0, description="The agent's trust after the update.")
+    role: Role = Field(description="The agent's role after the update.")
+    attested: bool = Field(default=False, description="Extension: whether a valid authorization was consumed.")
+
+    def seed_dict(self) -> dict[str, Any]:
+        """Exactly seed 001's output keys (for MCP)."""
+        return self.model_dump(mode="json", exclude={"attested"})
+
+
+class AgentProfile(KernelModel):
+    """colony_agent_profile's output."""
+
+    agent_id: str = Field(description="The agent.")
+    role: Role = Field(description="Current role.")
+    trust_score: float = Field(ge=0.0, le=1.0, description="Current trust.")
+    total_proposals: int = Field(ge=0, description="Proposals submitted.")
+    accepted_proposals: int = Field(ge=0, description="Outcomes with tests passed and no negative feedback.")
+    consequence_history: list[str] = Field(description="Consequence ids, oldest first; at most 200.")
+    last_updated: float = Field(description="Unix time of the last trust update.")
+
+
+class ColonySignal(KernelModel):
+    """One pheromone trace, as colony_pheromone_query returns it."""
+
+    location: str = Field(description="Where the trace lies.")
+    signal_type: SignalType = Field(description="What it says.")
+    strength: float = Field(ge=0.0, description="Current strength, after evaporation.")
+    decay_rate: float = Field(description="Evaporation multiplier (3.0, 1.0 or 0.2).")
+    source: SignalSource = Field(description="Who laid it last.")
+    evidence: dict[str, Any] = Field(description="What the last deposit carried.")
+    last_reinforced: float = Field(description="Unix time of the last deposit.")
+
+
+class SignalSummary(KernelModel):
+    """One entry of the status's top signals."""
+
+    key: str = Field(description="'{location}:{signal_type}'.")
+    location: str = Field(description="Where the trace lies.")
+    signal_type: SignalType = Field(description="What it says.")
+    strength: float = Field(description="Current strength.")
+    updated_at: float = Field(description="Unix time of the last deposit.")
+
+
+class PheromoneSummary(KernelModel):
+    """The field at a glance."""
+
+    total_signals: int = Field(ge=0, description="Live traces in the field.")
+    top_signals: list[SignalSummary] = Field(description="Top 10 by current strength.")
+
+
+class BudgetDimension(KernelModel):
+    """One ledger dimension in the current period."""
+
+    used: float = Field(description="Settled usage (reservations in flight not included).")
+    max: float = Field(description="The period's ceiling.")
+
+
+class ConsequenceRecord(KernelModel):
+    """One stored outcome report."""
+
+    consequence_id: str = Field(description="UUID.")
+    proposal_id: str | None = Field(description="The attested proposal, when the report was attested.")
+    agent_id: str = Field(description="Reporting agent.")
+    action_type: str = Field(description="Action type reported.")
+    target: str = Field(description="Target reported.")
+    actual_outcome: str = Field(description="What happened.")
+    tests_passed: bool = Field(description="Post-action test status.")
+    human_feedback: float = Field(description="Operator feedback.")
+    trust_before: float = Field(description="Trust before this report.")
+    trust_after: float = Field(description="Trust after this report.")
+    recorded_at: float = Field(description="Unix time.")
+
+
+class ColonyStatus(KernelModel):
+    """colony_status's (and colony_tick's) output."""
+
+    tick_count: int = Field(ge=0, description="Ticks elapsed.")
+    pheromone_summary: PheromoneSummary = Field(description="The field.")
+    budget_usage: dict[str, BudgetDimension] = Field(description="Current period usage per dimension.")
+    role_distribution: dict[str, int] = Field(description="Agents per role.")
+    recent_consequences: list[ConsequenceRecord] = Field(description="Last 10 consequences, newest first.")
+    pruning_candidates_count: int = Field(ge=0, description="Candidates in the last pruning report.")
+
+
+class FalsificationFinding(KernelModel):
+    """One attack on a plan that succeeded."""
+
+    claim: str = Field(description="The assumption attacked.")
+    attack_vector: AttackVector = Field(description="Which of the ten vectors.")
+    severity: Severity = Field(description="How bad.")
+    evidence: dict[str, Any] = Field(description="What in the plan tripped it.")
+    remediation: str = Field(description="How to address it.")
+
+
+class FalsificationReport(KernelModel):
+    """colony_falsify_plan's output."""
+
+    findings: list[FalsificationFinding] = Field(description="Findings, in vector order.")
+    severity_score: float = Field(ge=0.0, le=1.0, description="Mean severity weight; 0 = no findings.")
+    recommendation: Decision = Field(description="execute < 0.4 <= hold < 0.75 <= refuse.")
+
+
+class PruningCandidate(KernelModel):
+    """A module the pruning daemon nominates."""
+
+    module_path: str = Field(description="Location of a DEPENDENCY trace.")
+    last_used: float = Field(description="Unix time of the trace's last deposit.")
+    call_count: int = Field(ge=0, description="DEPENDENCY deposits at the location.")
+    duplicate_of: str | None = Field(description="The module this one appears to copy, if any.")
+    reason: str = Field(description="Why it is nominated.")
+    confidence: float = Field(ge=0.0, le=1.0, description="Confidence; only >= 0.50 is reported.")
+
+
+class PruningReport(KernelModel):
+    """colony_pruning_report's output."""
+
+    candidates: list[PruningCandidate] = Field(description="Sorted by confidence, highest first.")
+    total_candidates: int = Field(ge=0, description="len(candidates).")
+    generated_at: float = Field(description="Unix time.")

@@ -1,0 +1,163 @@
+"""Roles and trust: who an agent is allowed to be, earned one recorded outcome at a time.
+
+Trust lives in [0, 1]; the role is the highest whose threshold the trust reaches. An
+unknown agent starts as SANDBOX with trust 0.1. The update rule is asymmetric: trust is
+slow to earn (a share of the headroom to 1.0) and quick to lose (a share of what is held).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import Connection, Row, func, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+
+from colony.kernel.models import Role
+from colony.kernel.store import tables
+
+__all__ = ["INITIAL_TRUST", "ROLE_THRESHOLDS", "AgentRow", "RoleAdapter", "role_for", "updated_trust"]
+
+INITIAL_TRUST = 0.1
+ROLE_THRESHOLDS = {
+    Role.SANDBOX: 0.0,
+    Role.REPAIR_ANT: 0.25,
+    Role.MEMORY_ANT: 0.5,
+    Role.DISPATCHER: 0.7,
+    Role.GUARD_ANT: 0.85,
+}
+GAIN_RATE = 0.081  # a perfect outcome closes 8.1% of the gap to 1.0: 0.1 -> 0.173 (seed 001)
+LOSS_RATE = 0.2  # a fully bad outcome costs 20% of the trust held
+TESTS_WEIGHT = 0.6
+FEEDBACK_WEIGHT = 0.4
+_A = tables.agents
+
+
+def role_for(trust: float) -> Role:
+    """The highest role whose threshold ``trust`` reaches."""
+    return max((role for role, floor in ROLE_THRESHOLDS.items() if trust >= floor), key=ROLE_THRESHOLDS.__getitem__)
+
+
+def outcome_quality(tests_passed: bool, human_feedback: float) -> float:
+    """A report's quality in [-1, 1]: tests count 0.6, the operator's feedback 0.4."""
+    return TESTS_WEIGHT * (1.0 if tests_passed else -1.0) + FEEDBACK_WEIGHT * human_feedback
+
+
+def updated_trust(trust: float, tests_passed: bool, human_feedback: float) -> float:
+    """Trust after one recorded outcome, rounded to 3 decimals and kept in [0, 1]."""
+    quality = outcome_quality(tests_passed, human_feedback)
+    delta = GAIN_RATE * quality * (1.0 - trust) if quality >= 0 else LOSS_RATE * quality * trust
+    return round(min(1.0, max(0.0, trust + delta)), 3)
+
+
+@dataclass(frozen=True)
+class AgentRow:
+    """An agent's stored profile, without its consequence history."""
+
+    agent_id: str
+    trust: float
+    role: Role
+    total_proposals: int
+    accepted_proposals: int
+    last_updated: float
+
+
+def _row(row: Row[Any]) -> AgentRow:
+    fields = row._mapping
+    return AgentRow(
+        agent_id=fields["agent_id"],
+        trust=fields["trust"],
+        role=Role(fields["role"]),
+        total_proposals=fields["total_proposals"],
+        accepted_proposals=fields["accepted_proposals"],
+        last_updated=fields["last_updated"],
+    )
+
+
+class RoleAdapter:
+    """Profiles, trust updates and role changes; every method works inside a caller's transaction."""
+
+    def ensure(self, connection: Connection, agent_id: str, now: float) -> None:
+        """Create a SANDBOX profile with trust 0.1 for an agent seen for the first time."""
+        upsert = sqlite_insert if connection.dialect.name == "sqlite" else pg_insert
+        connection.execute(
+            upsert(_A)
+            .values(
+                agent_id=agent_id,
+                trust=INITIAL_TRUST,
+                role=role_for(INITIAL_TRUST).value,
+                total_proposals=0,
+                accepted_proposals=0,
+                last_updated=now,
+            )
+            .on_conflict_do_nothing()
+        )
+
+    def get(self, connection: Connection, agent_id: str, *, lock: bool = False) -> AgentRow | None:
+        """The stored profile, or None for an unknown agent."""
+        query = select(_A).where(_A.c.agent_id == agent_id)
+        row = connection.execute(query.with_for_update() if lock else query).first()
+        return None if row is None else _row(row)
+
+    def count_proposal(self, connection: Connection, agent_id: str, now: float) -> AgentRow:
+        """Count one more proposal from ``agent_id`` (creating its profile) and return the profile."""
+        statement = (
+            update(_A)
+            .where(_A.c.agent_id == agent_id)
+            .values(total_proposals=_A.c.total_proposals + 1)
+            .returning(*_A.c)
+        )
+        row = connection.execute(statement).first()
+        if row is None:
+            self.ensure(connection, agent_id, now)
+            row = connection.execute(statement).one()
+        return _row(row)
+
+    def apply_outcome(
+        self, connection: Connection, agent_id: str, tests_passed: bool, human_feedback: float, now: float
+    ) -> tuple[AgentRow, AgentRow]:
+        """Update trust and role for one outcome; returns the profile (before, after)."""
+        before = self.get(connection, agent_id, lock=True)
+        if before is None:
+            self.ensure(connection, agent_id, now)
+            before = self.get(connection, agent_id, lock=True)
+        assert before is not None
+        trust = updated_trust(before.trust, tests_passed, human_feedback)
+        accepted = 1 if tests_passed and human_feedback >= 0 else 0
+        connection.execute(
+            update(_A)
+            .where(_A.c.agent_id == agent_id)
+            .values(
+                trust=trust,
+                role=role_for(trust).value,
+                accepted_proposals=_A.c.accepted_proposals + accepted,
+                last_updated=now,
+            )
+        )
+        after = AgentRow(
+            agent_id=agent_id,
+            trust=trust,
+            role=role_for(trust),
+            total_proposals=before.total_proposals,
+            accepted_proposals=before.accepted_proposals + accepted,
+            last_updated=now,
+        )
+        return before, after
+
+    def set_trust(self, connection: Connection, agent_id: str, trust: float, now: float) -> AgentRow:
+        """Set an agent's trust (and so its role) directly: an operator's override."""
+        self.ensure(connection, agent_id, now)
+        connection.execute(
+            update(_A)
+            .where(_A.c.agent_id == agent_id)
+            .values(trust=trust, role=role_for(trust).value, last_updated=now)
+        )
+        row = self.get(connection, agent_id)
+        assert row is not None
+        return row
+
+    def distribution(self, connection: Connection) -> dict[str, int]:
+        """Agents per role (roles with no agent left out)."""
+        rows = connection.execute(select(_A.c.role, func.count()).group_by(_A.c.role)).all()
+        return {role.value: count for role in Role for name, count in rows if name == role.value}

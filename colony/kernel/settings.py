@@ -1,0 +1,61 @@
+"""The kernel's configuration, read from ``COLONY_*`` environment variables."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from pydantic import Field, SecretStr
+from pydantic_settings import BaseSettings, SettingsConfigDict
+
+from colony.kernel.models import AttestationMode
+
+__all__ = ["KernelSettings"]
+
+
+class KernelSettings(BaseSettings):
+    """Where the kernel keeps its state and the limits it enforces.
+
+    Every field reads ``COLONY_<FIELD>`` from the environment; an explicit keyword wins.
+    """
+
+    model_config = SettingsConfigDict(env_prefix="COLONY_", extra="forbid", frozen=True)
+
+    home: Path = Field(default=Path("~/.colony"), description="Directory holding the default SQLite database.")
+    database_url: str | None = Field(
+        default=None,
+        description="SQLAlchemy URL of the kernel's database; default: sqlite file `kernel.db` under `home`.",
+    )
+    attestation: AttestationMode = Field(
+        default=AttestationMode.OPTIONAL,
+        description="Whether record_outcome needs the signed authorization an EXECUTE verdict carries.",
+    )
+    attestation_secret: SecretStr | None = Field(
+        default=None,
+        description="HMAC key for authorizations; when unset, one is generated once and kept in the database.",
+    )
+    attestation_ttl_seconds: float = Field(default=3600.0, gt=0, description="How long an authorization stays valid.")
+    budget_llm_calls: float = Field(default=500, ge=0, description="LLM calls allowed per budget period.")
+    budget_runtime_seconds: float = Field(default=3600.0, ge=0, description="Runtime seconds allowed per period.")
+    budget_period_seconds: float = Field(default=86400.0, gt=0, description="Length of a budget period.")
+    default_llm_calls: float = Field(default=1, ge=0, description="LLM calls reserved when a proposal names none.")
+    default_runtime_seconds: float = Field(
+        default=10.0, ge=0, description="Runtime seconds reserved when a proposal names none."
+    )
+    min_strength: float = Field(default=0.01, gt=0, description="A trace at or below this strength is removed.")
+    max_strength: float = Field(default=10.0, gt=0, description="Reinforcement never lifts a trace above this.")
+
+    def resolved_database_url(self) -> str:
+        """The database URL, defaulting to a SQLite file under ``home`` (created if missing)."""
+        if self.database_url:
+            return self.database_url
+        home = self.home.expanduser()
+        home.mkdir(parents=True, exist_ok=True)
+        return f"sqlite:///{home / 'kernel.db'}"
+
+    def budget_limits(self) -> dict[str, float]:
+        """The per-period ceiling of each ledger dimension."""
+        return {"llm_calls": self.budget_llm_calls, "runtime_seconds": self.budget_runtime_seconds}
+
+    def default_estimate(self) -> dict[str, float]:
+        """What a proposal reserves when it brings no budget estimate."""
+        return {"llm_calls": self.default_llm_calls, "runtime_seconds": self.default_runtime_seconds}

@@ -1,0 +1,249 @@
+"""The kernel's one database: schema, engine set-up, and the two kinds of transaction.
+
+SQLite (the default, a WAL file under COLONY_HOME) serialises writers with ``BEGIN
+IMMEDIATE`` so a read-modify-write never interleaves with another process's;
+PostgreSQL relies on row locks (``SELECT ... FOR UPDATE``) and conditional updates.
+Database errors are translated into :class:`~colony.errors.KernelStoreError` here, once.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any, TypeVar
+
+from sqlalchemy import (
+    Boolean,
+    Column,
+    Connection,
+    Engine,
+    Float,
+    Index,
+    Integer,
+    MetaData,
+    String,
+    Table,
+    Text,
+    create_engine,
+    event,
+    insert,
+    select,
+    text,
+)
+from sqlalchemy.exc import DBAPIError, SQLAlchemyError
+from sqlalchemy.pool import StaticPool
+
+from colony.errors import KernelStoreError
+
+__all__ = ["SCHEMA_VERSION", "Store", "tables"]
+
+SCHEMA_VERSION = 1
+T = TypeVar("T")
+
+metadata = MetaData()
+
+schema_version = Table("colony_schema_version", metadata, Column("version", Integer, primary_key=True))
+
+kernel_state = Table(
+    "colony_kernel_state",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("tick_count", Integer, nullable=False),
+    Column("trace_count", Integer, nullable=False),
+    Column("pruning_candidates", Integer, nullable=False),
+)
+
+kernel_secrets = Table(
+    "colony_secrets",
+    metadata,
+    Column("name", String(64), primary_key=True),
+    Column("value", String(256), nullable=False),
+)
+
+agents = Table(
+    "colony_agents",
+    metadata,
+    Column("agent_id", String(256), primary_key=True),
+    Column("trust", Float, nullable=False),
+    Column("role", String(32), nullable=False, index=True),
+    Column("total_proposals", Integer, nullable=False),
+    Column("accepted_proposals", Integer, nullable=False),
+    Column("last_updated", Float, nullable=False),
+)
+
+pheromones = Table(
+    "colony_pheromones",
+    metadata,
+    Column("location", String(1024), primary_key=True),
+    Column("signal_type", String(32), primary_key=True),
+    Column("strength", Float, nullable=False),  # at written_tick
+    Column("written_tick", Integer, nullable=False),
+    Column("expires_tick", Integer, nullable=False, index=True),
+    Column("rank_key", Float, nullable=False),  # ln(strength) - written_tick * ln(keep): orders by strength now
+    Column("decay_rate", Float, nullable=False),
+    Column("source", String(32), nullable=False),
+    Column("evidence", Text, nullable=False),
+    Column("updated_at", Float, nullable=False),
+    Column("deposits", Integer, nullable=False),
+    Index("ix_colony_pheromones_rank", "decay_rate", "rank_key"),
+    Index("ix_colony_pheromones_type", "signal_type"),
+)
+
+budget_periods = Table(
+    "colony_budget_periods",
+    metadata,
+    Column("period", Integer, primary_key=True),
+    Column("llm_calls_used", Float, nullable=False),
+    Column("llm_calls_reserved", Float, nullable=False),
+    Column("llm_calls_max", Float, nullable=False),
+    Column("runtime_seconds_used", Float, nullable=False),
+    Column("runtime_seconds_reserved", Float, nullable=False),
+    Column("runtime_seconds_max", Float, nullable=False),
+)
+
+proposals = Table(
+    "colony_proposals",
+    metadata,
+    Column("proposal_id", String(36), primary_key=True),
+    Column("agent_id", String(256), nullable=False),
+    Column("action_type", String(256), nullable=False),
+    Column("target", String(1024), nullable=False),
+    Column("decision", String(16), nullable=False),
+    Column("gate_score", Float, nullable=False),
+    Column("created_at", Float, nullable=False),
+    Column("period", Integer, nullable=True),
+    Column("reserved_llm_calls", Float, nullable=False),
+    Column("reserved_runtime_seconds", Float, nullable=False),
+    Column("token_nonce", String(36), nullable=True),
+    Column("consumed_at", Float, nullable=True),
+)
+
+consequences = Table(
+    "colony_consequences",
+    metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=True),
+    Column("consequence_id", String(36), nullable=False, unique=True),
+    Column("proposal_id", String(36), nullable=True, unique=True),
+    Column("agent_id", String(256), nullable=False),
+    Column("action_type", String(256), nullable=False),
+    Column("target", String(1024), nullable=False),
+    Column("actual_outcome", Text, nullable=False),
+    Column("tests_passed", Boolean, nullable=False),
+    Column("human_feedback", Float, nullable=False),
+    Column("trust_before", Float, nullable=False),
+    Column("trust_after", Float, nullable=False),
+    Column("recorded_at", Float, nullable=False),
+    Index("ix_colony_consequences_agent", "agent_id", "seq"),
+)
+
+
+class _Tables:
+    """Named access to the schema's tables."""
+
+    schema_version = schema_version
+    kernel_state = kernel_state
+    secrets = kernel_secrets
+    agents = agents
+    pheromones = pheromones
+    budget_periods = budget_periods
+    proposals = proposals
+    consequences = consequences
+
+
+tables = _Tables()
+
+_RETRYABLE_PG_CODES = {"40001", "40P01", "55P03"}  # serialization failure, deadlock, lock not available
+_ATTEMPTS = 8
+
+
+def _is_retryable(error: DBAPIError) -> bool:
+    code = getattr(error.orig, "sqlstate", None)
+    if code in _RETRYABLE_PG_CODES:
+        return True
+    return "database is locked" in str(error.orig) or "database table is locked" in str(error.orig)
+
+
+class Store:
+    """One SQLAlchemy engine over the kernel's database, safe to share across processes."""
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self.is_sqlite = url.startswith("sqlite")
+        self.engine = self._create_engine(url)
+        self._ensure_schema()
+
+    def _create_engine(self, url: str) -> Engine:
+        if not self.is_sqlite:
+            if url.startswith("postgresql://") or url.startswith("postgres://"):
+                url = "postgresql+psycopg://" + url.split("://", 1)[1]
+            return create_engine(url, pool_pre_ping=True)
+        memory = url in ("sqlite://", "sqlite:///:memory:")
+        extra: dict[str, Any] = {"poolclass": StaticPool} if memory else {}
+        engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False}, **extra)
+
+        @event.listens_for(engine, "connect")
+        def _on_connect(dbapi_connection: Any, _record: Any) -> None:
+            dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN itself, below
+            cursor = dbapi_connection.cursor()
+            if not memory:
+                cursor.execute("PRAGMA journal_mode=WAL")
+            cursor.execute("PRAGMA synchronous=NORMAL")
+            cursor.execute("PRAGMA busy_timeout=30000")
+            cursor.close()
+
+        @event.listens_for(engine, "begin")
+        def _on_begin(connection: Connection) -> None:
+            mode = connection.get_execution_options().get("colony_begin", "DEFERRED")
+            connection.exec_driver_sql(f"BEGIN {mode}")
+
+        return engine
+
+    @contextmanager
+    def _transaction(self, *, write: bool) -> Iterator[Connection]:
+        with self.engine.connect() as connection:
+            if self.is_sqlite:
+                connection.execution_options(colony_begin="IMMEDIATE" if write else "DEFERRED")
+            with connection.begin():
+                yield connection
+
+    def run(self, work: Callable[[Connection], T], *, write: bool = True) -> T:
+        """Run ``work`` in one transaction, retrying on lock timeouts and deadlocks.
+
+        ``work`` may run more than once, so it must only touch the database.
+        """
+        delay = 0.005
+        for attempt in range(_ATTEMPTS):
+            try:
+                with self._transaction(write=write) as connection:
+                    return work(connection)
+            except DBAPIError as error:
+                if not _is_retryable(error) or attempt == _ATTEMPTS - 1:
+                    raise KernelStoreError(
+                        f"kernel database error: {error.orig}", retryable=_is_retryable(error)
+                    ) from error
+                time.sleep(delay)
+                delay = min(delay * 2, 0.5)
+            except SQLAlchemyError as error:
+                raise KernelStoreError(f"kernel database error: {error}") from error
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _ensure_schema(self) -> None:
+        def create(connection: Connection) -> None:
+            if not self.is_sqlite:
+                connection.execute(text("SELECT pg_advisory_xact_lock(7100420001)"))
+            metadata.create_all(connection, checkfirst=True)
+            found = connection.execute(select(schema_version.c.version)).scalar()
+            if found is None:
+                connection.execute(insert(schema_version).values(version=SCHEMA_VERSION))
+                connection.execute(insert(kernel_state).values(id=1, tick_count=0, trace_count=0, pruning_candidates=0))
+            elif found > SCHEMA_VERSION:
+                raise KernelStoreError(
+                    f"the kernel database has schema version {found}, newer than this Colony ({SCHEMA_VERSION})"
+                )
+
+        self.run(create)
+
+    def dispose(self) -> None:
+        """Close the engine's pooled connections."""
+        self.engine.dispose()

@@ -1,0 +1,56 @@
+"""Kernel fixtures: a kernel on a fresh SQLite file under the test's COLONY_HOME, with a clock the test drives."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from colony.kernel import ColonyKernel, KernelSettings
+
+SEED_NOW = 1_751_234_500.0
+
+
+class FakeClock:
+    """A clock the test moves by hand (a fake: time itself cannot be driven)."""
+
+    def __init__(self, now: float = SEED_NOW) -> None:
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+@pytest.fixture
+def clock() -> FakeClock:
+    return FakeClock()
+
+
+@pytest.fixture
+def settings(colony_home: Path) -> KernelSettings:
+    return KernelSettings(home=colony_home, database_url=None)
+
+
+@pytest.fixture
+def kernel(settings: KernelSettings, clock: FakeClock) -> Iterator[ColonyKernel]:
+    instance = ColonyKernel(settings, clock=clock)
+    yield instance
+    instance.close()
+
+
+def good_plan(**overrides: object) -> dict[str, object]:
+    """A proposal no vector objects to."""
+    plan: dict[str, object] = {
+        "agent_id": "engineer-1",
+        "action_type": "patch_file",
+        "target": "pkg.parser",
+        "rationale": "Fix the off-by-one error in the branch name parser reported by the nightly run",
+        "rollback_plan": "git revert the commit and re-run the parser tests",
+        "evidence": '{"tests": ["tests/test_parser.py::test_slash"]}',
+    }
+    plan.update(overrides)
+    return plan
