@@ -13,10 +13,10 @@ import inspect
 import logging
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, TypeVar, get_type_hints, overload
+from typing import Annotated, Any, TypeVar, get_type_hints, overload
 
 from griffe import Docstring, DocstringSectionKind
-from pydantic import BaseModel, ConfigDict, TypeAdapter, ValidationError, create_model
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
 from colony.capability._schema import clean_schema
@@ -52,6 +52,8 @@ class ActionDefinition:
     side_effecting: bool | None
     idempotent: bool | None
     docstring_sections: frozenset[str]
+    #: Model field name -> parameter name, for parameters BaseModel would shadow (``schema``, ``json``...).
+    renamed: Mapping[str, str] = field(default_factory=dict)
     output_adapter: TypeAdapter[Any] | None = None
     output_check: Callable[[Any], None] | None = field(default=None, repr=False)
 
@@ -68,9 +70,12 @@ class ActionDefinition:
     def validate_input(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Arguments checked and coerced, or a ToolInputError naming each field."""
         try:
-            return dict(self.input_model.__pydantic_validator__.validate_python(arguments).__dict__)
+            values = dict(self.input_model.__pydantic_validator__.validate_python(arguments).__dict__)
         except ValidationError as error:
             raise input_error(self.name, error) from None
+        if self.renamed:
+            values = {self.renamed.get(key, key): value for key, value in values.items()}
+        return values
 
     def validate_output(self, result: Any) -> Any:
         """The result, if it fits the declared output; ToolOutputError otherwise."""
@@ -135,6 +140,7 @@ def define_action(owner: type, attribute: str, method: Callable[..., Any], optio
         for parameter in section.value
     }
     fields: dict[str, Any] = {}
+    renamed: dict[str, str] = {}
     for parameter in list(signature.parameters.values())[1:]:
         where = f"{owner.__qualname__}.{attribute}"
         if parameter.kind in (parameter.VAR_POSITIONAL, parameter.VAR_KEYWORD, parameter.POSITIONAL_ONLY):
@@ -142,10 +148,18 @@ def define_action(owner: type, attribute: str, method: Callable[..., Any], optio
         if parameter.name not in hints:
             raise TypeError(f"action {where}: parameter {parameter.name!r} has no type annotation")
         default = ... if parameter.default is parameter.empty else parameter.default
-        info = FieldInfo.from_annotated_attribute(hints[parameter.name], default)
+        annotation = hints[parameter.name]
+        field_name = parameter.name
+        if hasattr(BaseModel, field_name):
+            # pydantic warns when a field shadows a BaseModel attribute; keep the
+            # parameter's name as the alias callers and the schema see.
+            field_name = f"{parameter.name}_"
+            renamed[field_name] = parameter.name
+            annotation = Annotated[annotation, Field(alias=parameter.name)]
+        info = FieldInfo.from_annotated_attribute(annotation, default)
         if info.description is None and parameter.name in arg_docs:
             info.description = arg_docs[parameter.name]
-        fields[parameter.name] = (info.annotation, info)
+        fields[field_name] = (info.annotation, info)
     model = create_model(
         f"{owner.__name__}_{action_name}_input",
         __config__=ConfigDict(extra="forbid", strict=True),
@@ -165,6 +179,7 @@ def define_action(owner: type, attribute: str, method: Callable[..., Any], optio
         side_effecting=options.side_effecting,
         idempotent=options.idempotent,
         docstring_sections=frozenset(section.kind.value for section in sections),
+        renamed=renamed,
         output_adapter=output_adapter,
     )
 

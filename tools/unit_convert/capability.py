@@ -135,7 +135,8 @@ class UnitConvert(LocalToolCapability):
         Returns:
             {"value": converted number, "from_unit": as given, "to_unit": as given}.
             An unknown unit ("Unsupported unit: X"), a conversion across dimensions
-            (km to kg) or a non-finite value is an input error naming the field.
+            (km to kg), a non-finite value or a result too large for a float is an
+            input error naming the field.
         """
         if not math.isfinite(value):
             raise ToolInputError.for_field("value", f"value must be a finite number, got {value}")
@@ -147,4 +148,6 @@ class UnitConvert(LocalToolCapability):
                 expected=f"a {_DIMENSION[source]} unit",
             )
         converted = round(convert(value, source, target), _DECIMALS)
+        if not math.isfinite(converted):
+            raise ToolInputError.for_field("value", f"{value} {from_unit} is too large to express in {to_unit}")
         return Conversion(value=converted, from_unit=from_unit, to_unit=to_unit)
