@@ -90,7 +90,7 @@ def _record(kernel: ColonyKernel, arguments: dict[str, Any]) -> Any:
     from colony.kernel import RecordOutcomeRequest
 
     # Seed 001: this MCP tool reports on the ordinary, unattested path.
-    return kernel.record_outcome(RecordOutcomeRequest(**arguments), authorization=None).model_dump(mode="json")
+    return kernel.record_outcome(RecordOutcomeRequest(**arguments), authorization=None).seed_dict()
 
 
 def _pheromones(kernel: ColonyKernel, arguments: dict[str, Any]) -> Any:

@@ -1,0 +1,51 @@
+"""A real side-effecting tool for the gate tests: it appends a note to a file in COLONY_HOME."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from colony import LocalToolCapability, ToolSpec, action_executor
+
+
+class Appended(TypedDict):
+    """Where the note went and how many the file now holds."""
+
+    path: str
+    notes: int
+
+
+def notes_file() -> Path:
+    """The file the tool writes: ``$COLONY_HOME/notes.txt``."""
+    return Path(os.environ["COLONY_HOME"]) / "notes.txt"
+
+
+class AppendNote(LocalToolCapability):
+    """Append one line to the notes file (a side effect the gate must approve)."""
+
+    spec = ToolSpec(
+        name="append_note",
+        description="Append one line of text to the colony's notes file.",
+        capabilities=("append_note",),
+        side_effecting=True,
+        policy_tags=("writes_files", "no_network"),
+    )
+
+    @action_executor
+    def append_note(self, *, note: Annotated[str, Field(min_length=1, description="The line to append.")]) -> Appended:
+        """Append ``note`` as one line to the notes file.
+
+        Args:
+            note: The line to append; must not be empty.
+
+        Returns:
+            {"path": the file, "notes": lines it now holds}.
+        """
+        path = notes_file()
+        with path.open("a", encoding="utf-8") as stream:
+            stream.write(note.replace("\n", " ") + "\n")
+        return Appended(path=str(path), notes=len(path.read_text(encoding="utf-8").splitlines()))
