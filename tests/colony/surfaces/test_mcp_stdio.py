@@ -55,5 +55,7 @@ async def test_agent_id_comes_from_the_environment(colony_home: Path) -> None:
     async with Client(stdio_server(colony_home, COLONY_AGENT_ID="stdio-agent")) as client:
         answer, failed = await call(client, "unit_convert", {"value": 1, "from_unit": "km", "to_unit": "m"})
         assert (answer["value"], failed) == (1000.0, False)
-        answer, failed = await call(client, "unit_convert", {"value": 1, "from_unit": "km", "to_unit": "m", "agent_id": 7})
+        answer, failed = await call(
+            client, "unit_convert", {"value": 1, "from_unit": "km", "to_unit": "m", "agent_id": 7}
+        )
         assert failed and "agent_id" in answer["error"]
