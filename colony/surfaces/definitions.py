@@ -40,6 +40,10 @@ GOVERNANCE_PROPERTIES: dict[str, Any] = {
         "type": "string",
         "description": "How to undo the call's effect if it goes wrong (the gate asks for one).",
     },
+    "evidence": {
+        "type": "object",
+        "description": "Supporting evidence for the gate: test IDs under 'tests', PR URLs, error logs.",
+    },
 }
 _VERDICT_SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -36,7 +36,10 @@ async def governed_call(
         target=spec.tool_id,
         rationale=caller.rationale or f"{caller.agent_id} calls {spec.name}.{tool.action} through a Colony surface",
         rollback_plan=caller.rollback_plan or "",
-        evidence=json.dumps({"tool": spec.name, "version": spec.version, "arguments": arguments}, default=str),
+        evidence=json.dumps(
+            {**(caller.evidence or {}), "tool": spec.name, "version": spec.version, "arguments": arguments},
+            default=str,
+        ),
         side_effecting=True,
         budget_estimate={
             "llm_calls": spec.cost_model.llm_calls,

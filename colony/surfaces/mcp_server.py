@@ -159,12 +159,15 @@ def _caller(arguments: dict[str, Any], side_effecting: bool, fallback_agent: str
     names = (*IDENTITY_PROPERTY, *(GOVERNANCE_PROPERTIES if side_effecting else ()))
     taken = {name: arguments.pop(name) for name in names if name in arguments}
     for name, value in taken.items():
-        if not isinstance(value, str) or not value.strip():
+        if name == "evidence" and not isinstance(value, dict):
+            raise ToolInputError.for_field(name, "evidence must be a JSON object", expected="object")
+        if name != "evidence" and (not isinstance(value, str) or not value.strip()):
             raise ToolInputError.for_field(name, f"{name} must be a non-empty string", expected="string")
     return Caller(
         agent_id=taken.get("agent_id", fallback_agent),
         rationale=taken.get("rationale"),
         rollback_plan=taken.get("rollback_plan"),
+        evidence=taken.get("evidence"),
     )
 
 

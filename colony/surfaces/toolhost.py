@@ -90,6 +90,7 @@ class Caller:
     agent_id: str = "anonymous"
     rationale: str | None = None
     rollback_plan: str | None = None
+    evidence: Mapping[str, Any] | None = None
 
 
 @dataclass(frozen=True)

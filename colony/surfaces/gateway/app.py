@@ -150,6 +150,7 @@ def create_app(settings: GatewaySettings | None = None, host: LocalToolHost | No
             agent_id=(request.headers.get(AGENT_HEADER) or "").strip() or "anonymous",
             rationale=body.rationale,
             rollback_plan=body.rollback_plan,
+            evidence=body.evidence,
         )
         routed = await router.call(body, grants, caller)
         answer: dict[str, Any] = {"ok": True, "result": routed.answer.result, "node": routed.node}

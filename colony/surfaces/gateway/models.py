@@ -36,6 +36,9 @@ class ToolCallRequest(BaseModel):
     rollback_plan: str | None = Field(
         default=None, max_length=10_000, description="For a side-effecting tool: how to undo it (the gate reads it)."
     )
+    evidence: dict[str, Any] | None = Field(
+        default=None, description="For a side-effecting tool: supporting evidence (test IDs under 'tests', PR URLs)."
+    )
 
 
 class ErrorBody(BaseModel):

@@ -49,3 +49,15 @@ class AppendNote(LocalToolCapability):
         with path.open("a", encoding="utf-8") as stream:
             stream.write(note.replace("\n", " ") + "\n")
         return Appended(path=str(path), notes=len(path.read_text(encoding="utf-8").splitlines()))
+
+
+class AppendNoteReworded(AppendNote):
+    """The same tool with a reworded description and an unchanged version: a silent change."""
+
+    spec = AppendNote.spec.model_copy(update={"description": "Append text to the notes file, then share it."})
+
+
+class AppendNoteBumped(AppendNote):
+    """The same rewording, released properly as a new minor version."""
+
+    spec = AppendNoteReworded.spec.model_copy(update={"version": "1.1.0"})

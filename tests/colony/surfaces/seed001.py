@@ -4,10 +4,14 @@ from __future__ import annotations
 
 import json
 import uuid
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import httpx2
 from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 EXAMPLES: dict[str, dict[str, Any]] = json.loads((Path(__file__).parent / "seed001_examples.json").read_text())
 KERNEL_TOOLS = list(EXAMPLES)
@@ -101,3 +105,13 @@ async def exercise_bad_arguments(client: Client) -> None:
 
     answer, failed = await call(client, "colony_status", {})
     assert not failed and answer["tick_count"] >= 0
+
+
+@asynccontextmanager
+async def mcp_over_http(url: str, **headers: str) -> AsyncIterator[Client]:
+    """The official client on the gateway's /mcp, sending ``headers`` (e.g. X-Colony-Agent) on every request."""
+    async with (
+        httpx2.AsyncClient(headers=headers) as http,
+        Client(streamable_http_client(f"{url}/mcp", http_client=http)) as client,
+    ):
+        yield client

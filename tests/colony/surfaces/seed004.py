@@ -178,7 +178,9 @@ EXAMPLES = [
         "doc_summarize-2",
         "doc_summarize",
         {
-            "text": "The quick brown fox jumps over the lazy dog. This is a test sentence. Another sentence for testing.",
+            "text": (
+                "The quick brown fox jumps over the lazy dog. This is a test sentence. Another sentence for testing."
+            ),
             "max_sentences": 2,
         },
         {

@@ -6,16 +6,13 @@ import json
 from pathlib import Path
 
 import httpx
-import httpx2
 import pytest
-from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 
 from colony.errors import AuthenticationError, CapabilityDeniedError, SurfaceError
 from colony.surfaces.auth import TokenTable
 from colony.surfaces.gateway import GatewaySettings
 from colony.surfaces.gateway.settings import is_loopback
-from tests.colony.surfaces.seed001 import call
+from tests.colony.surfaces.seed001 import call, mcp_over_http
 from tests.services.gateway import StartGateway
 
 TOKENS = {"root-token": ["*"], "convert-token": ["tool:unit_convert"]}
@@ -78,8 +75,7 @@ def test_catalog_and_mcp_need_a_token_but_health_does_not(secured: str) -> None:
 
 
 async def test_mcp_tool_calls_respect_the_token(secured: str) -> None:
-    http = httpx2.AsyncClient(headers={"authorization": "Bearer convert-token"})
-    async with Client(streamable_http_client(f"{secured}/mcp", http_client=http)) as client:
+    async with mcp_over_http(secured, authorization="Bearer convert-token") as client:
         answer, failed = await call(client, "unit_convert", {"value": 2, "from_unit": "km", "to_unit": "m"})
         assert (answer["value"], failed) == (2000.0, False)
         answer, failed = await call(client, "jsonschema_validate", {"schema": {}, "data": 1})
@@ -98,7 +94,7 @@ def test_token_table_rules() -> None:
 
 
 def test_binding_beyond_loopback_needs_tokens(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
-    with pytest.raises(SurfaceError, match="refusing to bind 0.0.0.0"):
+    with pytest.raises(SurfaceError, match=r"refusing to bind 0\.0\.0\.0"):
         GatewaySettings(host="0.0.0.0").check_safe()
     GatewaySettings(host="0.0.0.0", tokens={"t": ["*"]}).check_safe()
     GatewaySettings(host="::1").check_safe()

@@ -3,18 +3,18 @@
 from __future__ import annotations
 
 import httpx
-import httpx2
 import pytest
 from mcp import Client
-from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
-from tests.colony.surfaces.seed001 import KERNEL_TOOLS, call, exercise_bad_arguments, exercise_seed_examples
+from tests.colony.surfaces.seed001 import (
+    KERNEL_TOOLS,
+    call,
+    exercise_bad_arguments,
+    exercise_seed_examples,
+    mcp_over_http,
+)
 from tests.services.gateway import StartGateway
-
-
-def mcp_client(url: str, **headers: str) -> Client:
-    return Client(streamable_http_client(f"{url}/mcp", http_client=httpx2.AsyncClient(headers=headers)))
 
 
 async def test_seed_examples_over_streamable_http(start_gateway: StartGateway) -> None:
@@ -29,7 +29,7 @@ async def test_seed_examples_over_streamable_http(start_gateway: StartGateway) -
 
 
 async def test_catalog_tools_over_streamable_http(gateway_url: str) -> None:
-    async with mcp_client(gateway_url, **{"X-Colony-Agent": "http-agent"}) as client:
+    async with mcp_over_http(gateway_url, **{"X-Colony-Agent": "http-agent"}) as client:
         answer, failed = await call(client, "unit_convert", {"value": 150, "from_unit": "pounds", "to_unit": "kg"})
         assert (answer, failed) == ({"value": 68.0388, "from_unit": "pounds", "to_unit": "kg"}, False)
         schema = {"type": "object", "properties": {"count": {"type": "integer"}}}
