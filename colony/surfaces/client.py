@@ -59,14 +59,13 @@ class UnifiedToolClient:
         """Run ``tool_name`` on the gateway at ``http_url`` and return its result."""
         return _run(self.acall_tool_remote(http_url=http_url, tool_name=tool_name, tool_args=tool_args))
 
-    async def acall_tool_remote(
-        self, *, http_url: str, tool_name: str, tool_args: dict[str, Any] | None = None
-    ) -> Any:
+    async def acall_tool_remote(self, *, http_url: str, tool_name: str, tool_args: dict[str, Any] | None = None) -> Any:
         """``call_tool_remote`` for code already inside an event loop."""
         headers = {"x-colony-agent": self.agent_id}
         if self.token:
             headers["authorization"] = f"Bearer {self.token}"
-        body = {"target": {"kind": "local"}, "tool_name": tool_name, "tool_args": {} if tool_args is None else tool_args}
+        arguments = {} if tool_args is None else tool_args
+        body = {"target": {"kind": "local"}, "tool_name": tool_name, "tool_args": arguments}
         url = f"{http_url.rstrip('/')}/v1/tool_call"
         try:
             async with httpx.AsyncClient(timeout=self.timeout_seconds) as http:

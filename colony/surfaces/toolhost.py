@@ -31,7 +31,7 @@ from colony.errors import (
 from colony.surfaces.definitions import GOVERNANCE_PROPERTIES, IDENTITY_PROPERTY, ToolDefinition, served_definition
 from colony.surfaces.kernel_provider import KernelProvider
 
-__all__ = ["Caller", "CallResult", "CatalogTool", "LocalToolHost"]
+__all__ = ["CallResult", "Caller", "CatalogTool", "LocalToolHost"]
 
 # A pure tool whose declared CPU cost is under this runs on the event loop: a
 # thread hop would cost more than the call itself.
@@ -179,7 +179,7 @@ class LocalToolHost:
             raise CallTimeoutError(f"{tool.name} did not finish within {self.timeout_seconds:g} s") from None
         except ColonyError:
             raise
-        except Exception as error:  # noqa: BLE001 - a tool's own bug must reach the caller as an answer
+        except Exception as error:
             raise ToolExecutionError(f"{tool.name} failed: {type(error).__name__}: {error}") from error
 
     def _mount(self, entry: ToolEntry) -> CatalogTool:

@@ -42,7 +42,7 @@ def start_gateway_process(env: dict[str, str], port: int, timeout: float = 30.0)
     pytest.fail(f"colony gateway did not answer /health on port {port} within {timeout:g} s")
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def start_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StartGateway]:
     """A factory: ``start_gateway(**env)`` runs a gateway with its own COLONY_HOME and returns its URL."""
     processes: list[subprocess.Popen[bytes]] = []
@@ -66,7 +66,7 @@ def start_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StartGat
             process.stderr.close()
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="session")
 def gateway_url(start_gateway: StartGateway) -> str:
-    """An open gateway (no tokens) on loopback, serving the repository's catalog."""
+    """An open gateway (no tokens) on loopback, serving the repository's catalog; shared, so use fresh agent ids."""
     return start_gateway()

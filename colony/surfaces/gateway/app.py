@@ -76,9 +76,8 @@ def create_app(settings: GatewaySettings | None = None, host: LocalToolHost | No
         lifespan=lifespan,
     )
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
-    app.router.routes.append(
-        Route("/mcp", endpoint=McpAuthEndpoint(tokens, StreamableHTTPASGIApp(manager)), methods=["GET", "POST", "DELETE"])
-    )
+    mcp_endpoint = McpAuthEndpoint(tokens, StreamableHTTPASGIApp(manager))
+    app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"]))
 
     @app.exception_handler(ColonyError)
     async def colony_error(_: Request, error: ColonyError) -> JSONResponse:

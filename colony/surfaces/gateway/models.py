@@ -31,7 +31,7 @@ class ToolCallRequest(BaseModel):
     tool_name: str = Field(min_length=1, max_length=200, description="The tool's catalog name, e.g. unit_convert.")
     tool_args: dict[str, Any] = Field(default_factory=dict, description="The tool's arguments (its input schema).")
     rationale: str | None = Field(
-        default=None, max_length=10_000, description="For a side-effecting tool: why the call is needed (the gate reads it)."
+        default=None, max_length=10_000, description="For a side-effecting tool: why the call is needed (for the gate)."
     )
     rollback_plan: str | None = Field(
         default=None, max_length=10_000, description="For a side-effecting tool: how to undo it (the gate reads it)."

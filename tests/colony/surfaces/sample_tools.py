@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 from pathlib import Path
 from typing import Annotated
@@ -61,3 +62,14 @@ class AppendNoteBumped(AppendNote):
     """The same rewording, released properly as a new minor version."""
 
     spec = AppendNoteReworded.spec.model_copy(update={"version": "1.1.0"})
+
+
+def sample_repo(root: Path) -> Path:
+    """A repository root whose catalog holds ``append_note`` and ``unit_convert`` (for COLONY_REPO_ROOT)."""
+    entries = [
+        {"name": "append_note", "capability": "append_note", "capability_fqn": f"{__name__}.AppendNote"},
+        {"name": "unit_convert", "capability": "convert_units", "capability_fqn": "tools.unit_convert.UnitConvert"},
+    ]
+    (root / ".colony").mkdir(parents=True, exist_ok=True)
+    (root / ".colony" / "tool-registry.json").write_text(json.dumps({"version": 1, "tools": entries}))
+    return root

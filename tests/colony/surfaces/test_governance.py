@@ -2,27 +2,15 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.colony.surfaces.sample_tools import sample_repo
 from tests.colony.surfaces.seed001 import call, mcp_over_http
 from tests.services.gateway import StartGateway
 
-REGISTRY = {
-    "version": 1,
-    "tools": [
-        {
-            "name": "append_note",
-            "purpose": "Append a line to the notes file.",
-            "location": "tests/colony/surfaces/sample_tools.py",
-            "capability": "append_note",
-            "capability_fqn": "tests.colony.surfaces.sample_tools.AppendNote",
-        }
-    ],
-}
 CASE = {
     "rationale": "Record the outcome of the nightly calibration run for the operators to review",
     "rollback_plan": "Delete the appended line from notes.txt; nothing else is touched",
@@ -32,9 +20,7 @@ CASE = {
 
 @pytest.fixture(scope="module")
 def governed(start_gateway: StartGateway, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
-    root = tmp_path_factory.mktemp("repo")
-    (root / ".colony").mkdir()
-    (root / ".colony" / "tool-registry.json").write_text(json.dumps(REGISTRY))
+    root = sample_repo(tmp_path_factory.mktemp("repo"))
     home = tmp_path_factory.mktemp("home")
     return start_gateway(COLONY_REPO_ROOT=str(root), COLONY_HOME=str(home)), home / "notes.txt"
 

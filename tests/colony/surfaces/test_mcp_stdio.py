@@ -10,6 +10,7 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
+from tests.colony.surfaces.sample_tools import sample_repo
 from tests.colony.surfaces.seed001 import KERNEL_TOOLS, call, exercise_bad_arguments, exercise_seed_examples
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
@@ -21,11 +22,16 @@ def stdio_server(home: Path, **env: str) -> StdioServerParameters:
     return StdioServerParameters(command=COLONY, args=["mcp"], env=environment)
 
 
-async def test_lists_the_kernel_tools_and_the_catalog(colony_home: Path) -> None:
+async def test_seed_examples_and_bad_arguments_over_stdio(colony_home: Path) -> None:
     async with Client(stdio_server(colony_home)) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
-    assert set(KERNEL_TOOLS) <= set(tools)
-    assert {"unit_convert", "jsonschema_validate", "doc_summarize"} <= set(tools)
+        await exercise_seed_examples(client)
+        await exercise_bad_arguments(client)
+        with pytest.raises(MCPError, match="unknown tool 'no_such_tool'"):
+            await client.call_tool("no_such_tool", {})
+        answer, failed = await call(client, "unit_convert", {"value": 100, "from_unit": "c", "to_unit": "f"})
+        assert (answer["value"], failed) == (212.0, False)
+    assert set(KERNEL_TOOLS) | {"unit_convert", "jsonschema_validate", "doc_summarize"} <= set(tools)
     convert = tools["unit_convert"]
     assert convert.input_schema["required"] == ["value", "from_unit", "to_unit"]
     assert "agent_id" in convert.input_schema["properties"]
@@ -37,25 +43,17 @@ async def test_lists_the_kernel_tools_and_the_catalog(colony_home: Path) -> None
     assert (propose.description or "").startswith("Submit an action proposal to the Colony actuation gate.")
 
 
-async def test_seed_examples_over_stdio(colony_home: Path) -> None:
-    async with Client(stdio_server(colony_home)) as client:
-        await exercise_seed_examples(client)
-
-
-async def test_bad_arguments_over_stdio_never_end_the_session(colony_home: Path) -> None:
-    async with Client(stdio_server(colony_home)) as client:
-        await exercise_bad_arguments(client)
-        with pytest.raises(MCPError, match="unknown tool 'no_such_tool'"):
-            await client.call_tool("no_such_tool", {})
-        answer, failed = await call(client, "unit_convert", {"value": 100, "from_unit": "c", "to_unit": "f"})
-        assert (answer["value"], failed) == (212.0, False)
-
-
-async def test_agent_id_comes_from_the_environment(colony_home: Path) -> None:
-    async with Client(stdio_server(colony_home, COLONY_AGENT_ID="stdio-agent")) as client:
-        answer, failed = await call(client, "unit_convert", {"value": 1, "from_unit": "km", "to_unit": "m"})
-        assert (answer["value"], failed) == (1000.0, False)
-        answer, failed = await call(
-            client, "unit_convert", {"value": 1, "from_unit": "km", "to_unit": "m", "agent_id": 7}
-        )
+async def test_the_agent_comes_from_the_environment_or_the_argument(colony_home: Path, tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path / "repo")
+    server = stdio_server(colony_home, COLONY_AGENT_ID="stdio-agent", COLONY_REPO_ROOT=str(repo))
+    async with Client(server) as client:
+        answer, failed = await call(client, "append_note", {"note": "hello"})
+        assert failed and answer["verdict"]["decision"] == "refuse"
+        answer, failed = await call(client, "append_note", {"note": "hello", "agent_id": "named-agent"})
+        assert failed and answer["verdict"]["decision"] == "refuse"
+        answer, failed = await call(client, "append_note", {"note": "hello", "agent_id": 7})
         assert failed and "agent_id" in answer["error"]
+        for agent in ("stdio-agent", "named-agent"):
+            profile, _ = await call(client, "colony_agent_profile", {"agent_id": agent})
+            assert profile["total_proposals"] == 1, profile
+    assert not (colony_home / "notes.txt").exists()
