@@ -10,7 +10,9 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
-__all__ = ["ActionKind", "classify_action"]
+__all__ = ["VERB_SEPARATOR", "ActionKind", "classify_action"]
+
+VERB_SEPARATOR = re.compile(r"[_\-.\s]")
 
 READ_ONLY_VERBS = frozenset(
     {
@@ -70,7 +72,7 @@ class ActionKind(StrEnum):
 def classify_action(action_type: str) -> ActionKind:
     """Classify ``action_type`` by its verb (its first ``_``/``-``/``.``-separated word)."""
     name = action_type.strip().lower()
-    verb = re.split(r"[_\-.\s]", name, maxsplit=1)[0]
+    verb = VERB_SEPARATOR.split(name, maxsplit=1)[0]
     if name in DESTRUCTIVE_ACTIONS or verb in DESTRUCTIVE_VERBS:
         return ActionKind.DESTRUCTIVE
     if name in READ_ONLY_ACTIONS or verb in READ_ONLY_VERBS:

@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from colony.errors import KernelInputError
-from colony.kernel.actions import ActionKind, classify_action
+from colony.kernel.actions import VERB_SEPARATOR, ActionKind, classify_action
 from colony.kernel.models import (
     AttackVector,
     Decision,
@@ -39,17 +39,28 @@ MANIFESTS = frozenset(
 DEPENDENCY_WORDS = ("dependency", "dependencies", "install", "upgrade", "vendor", "requirement")
 SENSITIVE_SEGMENTS = frozenset({"auth", "crypto", "secrets", "credentials", "security", "permissions", ".ssh", ".env"})
 CODE_EXECUTION = frozenset({"exec_code", "execute_code", "run_shell", "shell", "eval"})
+# name -> (lower-case words one of which must appear, the pattern); the words keep the scan cheap
 DANGEROUS = {
-    "recursive delete of /": re.compile(r"rm\s+-rf\s+/(\s|$|\*)"),
-    "pipe a download into a shell": re.compile(r"(curl|wget)[^|\n]*\|\s*(ba|z)?sh\b"),
-    "world-writable permissions": re.compile(r"chmod\s+(-R\s+)?777"),
-    "privilege escalation": re.compile(r"\bsudo\b"),
-    "skipping verification hooks": re.compile(r"--no-verify\b"),
-    "disabling a safety control": re.compile(r"(?i)\bdisabl\w*\s+(auth\w*|tls|ssl|verification|2fa)\b"),
-    "embedded AWS key": re.compile(r"\bAKIA[0-9A-Z]{16}\b"),
-    "embedded secret": re.compile(r"(?i)\b(password|passwd|api[_-]?key|secret)\s*[=:]\s*['\"]?[^\s'\"]{6,}"),
-    "embedded private key": re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----"),
+    "recursive delete of /": (("rm",), re.compile(r"rm\s+-rf\s+/(\s|$|\*)")),
+    "pipe a download into a shell": (("curl", "wget"), re.compile(r"(curl|wget)[^|\n]*\|\s*(ba|z)?sh\b")),
+    "world-writable permissions": (("chmod",), re.compile(r"chmod\s+(-R\s+)?777")),
+    "privilege escalation": (("sudo",), re.compile(r"\bsudo\b")),
+    "skipping verification hooks": (("--no-verify",), re.compile(r"--no-verify\b")),
+    "disabling a safety control": (
+        ("disabl",),
+        re.compile(r"(?i)\bdisabl\w*\s+(auth\w*|tls|ssl|verification|2fa)\b"),
+    ),
+    "embedded AWS key": (("akia",), re.compile(r"\bAKIA[0-9A-Z]{16}\b")),
+    "embedded secret": (
+        ("pass", "api", "secret"),
+        re.compile(r"(?i)\b(password|passwd|api[_-]?key|secret)\s*[=:]\s*['\"]?[^\s'\"]{6,}"),
+    ),
+    "embedded private key": (("private key",), re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
 }
+DANGER_WORDS = re.compile("|".join(re.escape(w) for words, _ in DANGEROUS.values() for w in words), re.IGNORECASE)
+PATH_SEPARATOR = re.compile(r"[/\\]")
+SEGMENT_SEPARATOR = re.compile(r"[./\\]")
+BARE_NAME = re.compile(r"[A-Za-z_]\w*")
 METRIC_CLAIM = re.compile(
     r"(?i)\b(faster|slower|speed\s?up|reduc\w*|improv\w*|increas\w*|decreas\w*|cuts?|saves?|boost\w*)\b"
     r".{0,60}?\d+(\.\d+)?\s*(%|x\b|times|percent|ms\b)"
@@ -58,6 +69,8 @@ METRIC_CLAIM = re.compile(
 ABSTRACTION = re.compile(
     r"(?i)\b(abstract\w*|framework|generic|base[ _]class|plugin[ _](system|architecture)|factory)\b"
 )
+ABSTRACTION_WORDS = ("abstract", "framework", "generic", "base", "plugin", "factory")
+HAS_DIGIT = re.compile(r"\d")
 CREATING_VERBS = ("add", "create", "new", "vendor", "generate", "scaffold", "introduce", "install")
 
 
@@ -86,7 +99,7 @@ Rule = Callable[[dict[str, Any], ActionKind, bool], FalsificationFinding | None]
 
 def _dependency_risk(plan: dict[str, Any], kind: ActionKind, _proposal: bool) -> FalsificationFinding | None:
     action, target = plan.get("action_type", "").lower(), plan.get("target", "")
-    touches = any(word in action for word in DEPENDENCY_WORDS) or re.split(r"[/\\]", target)[-1] in MANIFESTS
+    touches = any(word in action for word in DEPENDENCY_WORDS) or PATH_SEPARATOR.split(target)[-1] in MANIFESTS
     if not touches or not kind.side_effecting:
         return None
     dependencies = plan.get("dependencies")
@@ -110,9 +123,11 @@ def _dependency_risk(plan: dict[str, Any], kind: ActionKind, _proposal: bool) ->
 def _security_risk(plan: dict[str, Any], kind: ActionKind, _proposal: bool) -> FalsificationFinding | None:
     texts = {key: plan.get(key, "") for key in ("action_type", "target", "rationale", "rollback_plan")}
     texts["evidence"] = json.dumps(plan.get("evidence", {}), default=str)
-    for field, text in texts.items():
-        for name, pattern in DANGEROUS.items():
-            if pattern.search(text):
+    suspicious = DANGER_WORDS.search("\n".join(texts.values())) is not None
+    for field, text in texts.items() if suspicious else ():
+        lowered = text.lower()
+        for name, (words, pattern) in DANGEROUS.items():
+            if any(word in lowered for word in words) and pattern.search(text):
                 return _finding(
                     AttackVector.SECURITY_RISK,
                     Severity.CRITICAL,
@@ -129,7 +144,7 @@ def _security_risk(plan: dict[str, Any], kind: ActionKind, _proposal: bool) -> F
             {"action_type": action, "sandbox": plan.get("sandbox", ABSENT)},
             "Run the code in the sandbox and say so with `sandbox: true`.",
         )
-    segments = set(re.split(r"[./\\]", target)) | {part for part in re.split(r"[/\\]", target) if part}
+    segments = set(SEGMENT_SEPARATOR.split(target)) | {part for part in PATH_SEPARATOR.split(target) if part}
     sensitive = sorted(segments & SENSITIVE_SEGMENTS)
     if sensitive and kind.side_effecting and not _present(plan, "security_review"):
         return _finding(
@@ -160,7 +175,11 @@ def _circular_architecture(plan: dict[str, Any], _kind: ActionKind, _proposal: b
 
 def _false_metric(plan: dict[str, Any], _kind: ActionKind, proposal: bool) -> FalsificationFinding | None:
     rationale = plan.get("rationale", "")
-    if METRIC_CLAIM.search(rationale) and not (_present(plan, "metrics") or _present(plan, "benchmark")):
+    if (
+        HAS_DIGIT.search(rationale)
+        and METRIC_CLAIM.search(rationale)
+        and not (_present(plan, "metrics") or _present(plan, "benchmark"))
+    ):
         return _finding(
             AttackVector.FALSE_METRIC,
             Severity.MEDIUM,
@@ -184,7 +203,7 @@ def _over_broad_module(plan: dict[str, Any], kind: ActionKind, _proposal: bool) 
     scope = plan.get("scope")
     if target in ("", ".", "/", "*", "**") or "*" in target:
         severity, evidence = Severity.HIGH, {"target": target}
-    elif kind.side_effecting and re.fullmatch(r"[A-Za-z_]\w*", target):
+    elif kind.side_effecting and BARE_NAME.fullmatch(target):
         severity, evidence = Severity.MEDIUM, {"target": target}
     elif isinstance(scope, list) and len(scope) > 25:
         severity, evidence = Severity.MEDIUM, {"scope_size": len(scope)}
@@ -209,7 +228,7 @@ def _hidden_maintenance_cost(plan: dict[str, Any], kind: ActionKind, _proposal: 
             {"budget_estimate": estimate},
             "Split the work or justify the cost; one action should stay under 100 LLM calls and an hour of runtime.",
         )
-    verb = re.split(r"[_\-.\s]", plan.get("action_type", "").lower(), maxsplit=1)[0]
+    verb = VERB_SEPARATOR.split(plan.get("action_type", "").lower(), maxsplit=1)[0]
     if kind.side_effecting and verb in CREATING_VERBS and not _present(plan, "owner"):
         return _finding(
             AttackVector.HIDDEN_MAINTENANCE_COST,
@@ -246,7 +265,7 @@ def _no_test_value(plan: dict[str, Any], kind: ActionKind, _proposal: bool) -> F
 
 
 def _top_package(path: str) -> str:
-    return re.split(r"[./\\]", path.strip("./\\"), maxsplit=1)[0]
+    return SEGMENT_SEPARATOR.split(path.strip("./\\"), maxsplit=1)[0]
 
 
 def _scope_creep(plan: dict[str, Any], kind: ActionKind, _proposal: bool) -> FalsificationFinding | None:
@@ -275,7 +294,8 @@ def _scope_creep(plan: dict[str, Any], kind: ActionKind, _proposal: bool) -> Fal
 
 def _premature_abstraction(plan: dict[str, Any], kind: ActionKind, _proposal: bool) -> FalsificationFinding | None:
     text = f"{plan.get('action_type', '')} {plan.get('rationale', '')}"
-    match = ABSTRACTION.search(text.replace("_", " "))
+    lowered = text.lower()
+    match = ABSTRACTION.search(text.replace("_", " ")) if any(w in lowered for w in ABSTRACTION_WORDS) else None
     callers = plan.get("callers")
     if not kind.side_effecting or match is None or (isinstance(callers, list) and len(callers) >= 2):
         return None

@@ -13,9 +13,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, TypeVar
 
+from pydantic import ValidationError
 from sqlalchemy import Connection
 
-from colony.errors import AttestationError, KernelInputError
+from colony.errors import AttestationError, FieldError, KernelInputError
 from colony.kernel.actions import ActionKind, classify_action
 from colony.kernel.attestation import Attestor, Claims, load_secret
 from colony.kernel.consequences import ConsequenceMemory
@@ -99,8 +100,17 @@ class ColonyKernel:
 
     @classmethod
     def from_env(cls) -> ColonyKernel:
-        """A kernel configured from ``COLONY_*`` environment variables."""
-        return cls(KernelSettings())
+        """A kernel configured from ``COLONY_*`` environment variables (a bad one is named in the error)."""
+        try:
+            settings = KernelSettings()
+        except ValidationError as error:
+            problems = [
+                FieldError(field=f"COLONY_{'_'.join(map(str, item['loc'])).upper()}", message=item["msg"])
+                for item in error.errors()
+            ]
+            summary = "; ".join(f"{p.field}: {p.message}" for p in problems)
+            raise KernelInputError(f"invalid kernel settings: {summary}", errors=problems) from None
+        return cls(settings)
 
     def close(self) -> None:
         """Release the database connections."""
@@ -145,27 +155,27 @@ class ColonyKernel:
 
         def work(connection: Connection) -> GateVerdict:
             agent = self.roles.count_proposal(connection, request.agent_id, now)
-            tick = self.pheromones.current_tick(connection)
+            tick, strengths = self.pheromones.strengths_at(connection, request.target)
             inputs = GateInputs(
                 role=agent.role,
                 trust=agent.trust,
                 kind=kind,
                 report=report,
                 severity=severity,
-                budget_approved=self.ledger.fits(connection, estimate, now),
-                pressure=pressure(self.pheromones.strengths_at(connection, request.target, tick)),
+                budget_approved=True,  # checked below: reserved on EXECUTE, else only looked at
+                pressure=pressure(strengths),
             )
             outcome = self.gate.decide(inputs)
             period, claims = None, None
             if outcome.decision is Decision.EXECUTE:
                 period = self.ledger.reserve(connection, estimate, now)
-                if period is None:  # another process took the last of the budget since fits()
-                    inputs = replace(inputs, budget_approved=False)
-                    outcome = self.gate.decide(inputs)
-                elif self.settings.attestation is not AttestationMode.OFF:
+                if period is not None and self.settings.attestation is not AttestationMode.OFF:
                     claims = self.attestor.issue(
                         proposal_id, request.agent_id, request.action_type, request.target, now
                     )
+            if period is None and not self.ledger.fits(connection, estimate, now):
+                inputs = replace(inputs, budget_approved=False)
+                outcome = self.gate.decide(inputs)
             store_proposal(connection, proposal_id, request, outcome, now, period, estimate, claims)
             if outcome.decision is Decision.REFUSE:
                 evidence = {"proposal_id": proposal_id, "action_type": request.action_type}

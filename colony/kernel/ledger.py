@@ -8,12 +8,12 @@ overspend, whatever the database interleaves.
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection, Float, Update, bindparam, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from colony.kernel.models import BUDGET_DIMENSIONS, BudgetDimension
-from colony.kernel.store import tables
+from colony.kernel.store import Prepared, tables
 
 __all__ = ["BUDGET_DIMENSIONS", "ResourceLedger"]
 
@@ -26,6 +26,19 @@ class ResourceLedger:
     def __init__(self, limits: dict[str, float], period_seconds: float) -> None:
         self.limits = limits
         self.period_seconds = period_seconds
+        self._reserve = Prepared(self._reserve_statement())
+
+    @staticmethod
+    def _reserve_statement() -> Update:
+        """``UPDATE ... SET reserved += x WHERE period = p AND used + reserved + x <= max`` for every dimension."""
+        statement = update(_B).where(_B.c.period == bindparam("in_period"))
+        increments = {}
+        for name in BUDGET_DIMENSIONS:
+            amount = bindparam(f"add_{name}", type_=Float)
+            used, reserved, ceiling = _B.c[f"{name}_used"], _B.c[f"{name}_reserved"], _B.c[f"{name}_max"]
+            statement = statement.where(used + reserved + amount <= ceiling)
+            increments[f"{name}_reserved"] = reserved + amount
+        return statement.values(**increments)
 
     def period(self, now: float) -> int:
         """The budget period ``now`` falls in (rollover happens by moving to the next row)."""
@@ -55,18 +68,13 @@ class ResourceLedger:
     def reserve(self, connection: Connection, estimate: dict[str, float], now: float) -> int | None:
         """Reserve ``estimate`` in the current period with one conditional update; its period, or None."""
         period = self.period(now)
-        statement = update(_B).where(_B.c.period == period)
-        increments = {}
-        for name in BUDGET_DIMENSIONS:
-            amount = float(estimate.get(name, 0.0))
-            used, reserved, ceiling = _B.c[f"{name}_used"], _B.c[f"{name}_reserved"], _B.c[f"{name}_max"]
-            statement = statement.where(used + reserved + amount <= ceiling)
-            increments[f"{name}_reserved"] = reserved + amount
-        statement = statement.values(**increments)
-        if connection.execute(statement).rowcount == 1:
+        parameters = {"in_period": period} | {
+            f"add_{name}": float(estimate.get(name, 0.0)) for name in BUDGET_DIMENSIONS
+        }
+        if self._reserve.rowcount(connection, parameters) == 1:
             return period
         self._ensure_period(connection, period)
-        return period if connection.execute(statement).rowcount == 1 else None
+        return period if self._reserve.rowcount(connection, parameters) == 1 else None
 
     def settle(self, connection: Connection, period: int, reserved: dict[str, float], actual: dict[str, float]) -> None:
         """Release a reservation and charge the actual usage (the reservation's amount where none is given)."""

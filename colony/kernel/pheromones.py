@@ -15,16 +15,23 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, delete, insert, select, update
+from sqlalchemy import Connection, bindparam, delete, select, update
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from colony.kernel.models import ColonySignal, DecayRate, SignalSource, SignalSummary, SignalType
-from colony.kernel.store import tables
+from colony.kernel.store import Prepared, tables
 
 __all__ = ["BASE_EVAPORATION", "PheromoneStore", "expiry_tick", "keep_fraction"]
 
 BASE_EVAPORATION = 0.1  # one NORMAL tick keeps 90%: 3.8 -> 3.42 (seed 001)
 _P = tables.pheromones
 _STATE = tables.kernel_state
+_TICK_AND_TRACES_AT = Prepared(
+    select(_STATE.c.tick_count, _P.c.signal_type, _P.c.strength, _P.c.decay_rate, _P.c.written_tick, _P.c.expires_tick)
+    .select_from(_STATE.outerjoin(_P, _P.c.location == bindparam("location")))
+    .where(_STATE.c.id == 1)
+)
 
 
 def keep_fraction(decay_rate: float) -> float:
@@ -81,19 +88,11 @@ class PheromoneStore:
         """The tick count now."""
         return int(connection.execute(select(_STATE.c.tick_count).where(_STATE.c.id == 1)).scalar_one())
 
-    def deposit(self, connection: Connection, deposit: Deposit, *, now: float, tick: int | None = None) -> float:
-        """Lay ``deposit`` (reinforcing what is there) and return the trace's new strength."""
-        tick = self.current_tick(connection) if tick is None else tick
-        key = (_P.c.location == deposit.location) & (_P.c.signal_type == deposit.signal_type.value)
-        row = connection.execute(
-            select(_P.c.strength, _P.c.decay_rate, _P.c.written_tick).where(key).with_for_update()
-        ).first()
+    def _values(self, deposit: Deposit, row: Any, tick: int, now: float) -> dict[str, Any]:
         current = 0.0 if row is None else strength_at(row.strength, row.decay_rate, tick - row.written_tick)
-        if current <= self.min_strength:
-            current = 0.0
-        strength = min(self.max_strength, current + deposit.amount)
+        strength = min(self.max_strength, (current if current > self.min_strength else 0.0) + deposit.amount)
         rate = float(deposit.decay_rate.value)
-        values = {
+        return {
             "strength": strength,
             "written_tick": tick,
             "expires_tick": expiry_tick(strength, rate, tick, self.min_strength),
@@ -103,16 +102,28 @@ class PheromoneStore:
             "evidence": json.dumps(deposit.evidence or {}, sort_keys=True, default=str),
             "updated_at": now,
         }
-        if row is not None:
-            connection.execute(update(_P).where(key).values(**values, deposits=_P.c.deposits + 1))
-        else:
-            connection.execute(
-                insert(_P).values(
-                    location=deposit.location, signal_type=deposit.signal_type.value, deposits=1, **values
-                )
-            )
-            connection.execute(update(_STATE).where(_STATE.c.id == 1).values(trace_count=_STATE.c.trace_count + 1))
-        return strength
+
+    def deposit(self, connection: Connection, deposit: Deposit, *, now: float, tick: int | None = None) -> float:
+        """Lay ``deposit`` (reinforcing what is there) and return the trace's new strength.
+
+        A new trace is inserted with ``ON CONFLICT DO NOTHING``: when another process laid the
+        same trace first, this deposit reinforces theirs instead.
+        """
+        tick = self.current_tick(connection) if tick is None else tick
+        key = (_P.c.location == deposit.location) & (_P.c.signal_type == deposit.signal_type.value)
+        locked = select(_P.c.strength, _P.c.decay_rate, _P.c.written_tick).where(key).with_for_update()
+        row = connection.execute(locked).first()
+        if row is None:
+            values = self._values(deposit, None, tick, now)
+            upsert = sqlite_insert if connection.dialect.name == "sqlite" else pg_insert
+            new = {"location": deposit.location, "signal_type": deposit.signal_type.value, "deposits": 1}
+            if connection.execute(upsert(_P).values(**new, **values).on_conflict_do_nothing()).rowcount == 1:
+                connection.execute(update(_STATE).where(_STATE.c.id == 1).values(trace_count=_STATE.c.trace_count + 1))
+                return float(values["strength"])
+            row = connection.execute(locked).one()
+        values = self._values(deposit, row, tick, now)
+        connection.execute(update(_P).where(key).values(**values, deposits=_P.c.deposits + 1))
+        return float(values["strength"])
 
     def sense(self, connection: Connection, location: str, signal_type: SignalType) -> list[ColonySignal]:
         """The live trace at (location, signal_type), if any, with its strength now."""
@@ -122,17 +133,15 @@ class PheromoneStore:
         ).all()
         return [self._signal(row, tick) for row in rows if row.expires_tick > tick]
 
-    def strengths_at(self, connection: Connection, location: str, tick: int) -> dict[SignalType, float]:
-        """Every live signal type's strength at ``tick`` at ``location``."""
-        rows = connection.execute(
-            select(_P.c.signal_type, _P.c.strength, _P.c.decay_rate, _P.c.written_tick, _P.c.expires_tick).where(
-                _P.c.location == location
-            )
-        ).all()
-        return {
-            SignalType(row.signal_type): strength_at(row.strength, row.decay_rate, tick - row.written_tick)
+    @staticmethod
+    def strengths_at(connection: Connection, location: str) -> tuple[int, dict[SignalType, float]]:
+        """The tick now and every live signal type's strength at ``location``, in one query."""
+        rows = _TICK_AND_TRACES_AT.all(connection, {"location": location})
+        tick = int(rows[0]["tick_count"])
+        return tick, {
+            SignalType(row["signal_type"]): strength_at(row["strength"], row["decay_rate"], tick - row["written_tick"])
             for row in rows
-            if row.expires_tick > tick
+            if row["signal_type"] is not None and row["expires_tick"] > tick
         }
 
     def _signal(self, row: Any, tick: int) -> ColonySignal:

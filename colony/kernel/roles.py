@@ -10,12 +10,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Row, func, select, update
+from sqlalchemy import Connection, Row, bindparam, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from colony.kernel.models import Role
-from colony.kernel.store import tables
+from colony.kernel.store import Prepared, tables
 
 __all__ = ["INITIAL_TRUST", "ROLE_THRESHOLDS", "AgentRow", "RoleAdapter", "role_for", "updated_trust"]
 
@@ -32,6 +32,12 @@ LOSS_RATE = 0.2  # a fully bad outcome costs 20% of the trust held
 TESTS_WEIGHT = 0.6
 FEEDBACK_WEIGHT = 0.4
 _A = tables.agents
+_COUNT_PROPOSAL = Prepared(
+    update(_A)
+    .where(_A.c.agent_id == bindparam("agent"))
+    .values(total_proposals=_A.c.total_proposals + 1)
+    .returning(*_A.c)
+)
 
 
 def role_for(trust: float) -> Role:
@@ -63,8 +69,8 @@ class AgentRow:
     last_updated: float
 
 
-def _row(row: Row[Any]) -> AgentRow:
-    fields = row._mapping
+def _row(row: Row[Any] | dict[str, Any]) -> AgentRow:
+    fields = row if isinstance(row, dict) else row._mapping
     return AgentRow(
         agent_id=fields["agent_id"],
         trust=fields["trust"],
@@ -102,16 +108,11 @@ class RoleAdapter:
 
     def count_proposal(self, connection: Connection, agent_id: str, now: float) -> AgentRow:
         """Count one more proposal from ``agent_id`` (creating its profile) and return the profile."""
-        statement = (
-            update(_A)
-            .where(_A.c.agent_id == agent_id)
-            .values(total_proposals=_A.c.total_proposals + 1)
-            .returning(*_A.c)
-        )
-        row = connection.execute(statement).first()
+        row = _COUNT_PROPOSAL.first(connection, {"agent": agent_id})
         if row is None:
             self.ensure(connection, agent_id, now)
-            row = connection.execute(statement).one()
+            row = _COUNT_PROPOSAL.first(connection, {"agent": agent_id})
+        assert row is not None
         return _row(row)
 
     def apply_outcome(

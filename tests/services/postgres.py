@@ -15,6 +15,7 @@ import subprocess
 import tempfile
 import uuid
 from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from pathlib import Path
 
 import pytest
@@ -40,21 +41,28 @@ def _run(command: list[str]) -> None:
         raise RuntimeError(f"{command[0]} failed ({done.returncode}): {done.stderr.strip() or done.stdout.strip()}")
 
 
-@pytest.fixture(scope="session")
-def postgres_server() -> Iterator[str]:
-    """Start a throwaway cluster; yields the server URL without a database name."""
+class ClusterUnavailable(RuntimeError):
+    """PostgreSQL cannot run on this machine (no binaries, no ``postgres`` user, start failed)."""
+
+
+@contextmanager
+def temporary_cluster() -> Iterator[str]:
+    """Run a throwaway cluster in a temp dir; yields the server URL without a database name."""
     binaries = _binaries()
     if binaries is None:
-        unavailable("PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin (run scripts/services.sh)")
+        raise ClusterUnavailable(
+            "PostgreSQL server binaries not found under /usr/lib/postgresql/*/bin (run scripts/services.sh)"
+        )
+    owner = None
     if os.geteuid() == 0:
         try:
             owner = pwd.getpwnam("postgres")
         except KeyError:
-            unavailable("running as root and there is no 'postgres' user to run the cluster as")
+            raise ClusterUnavailable("running as root and there is no 'postgres' user to run the cluster as") from None
     root = Path(tempfile.mkdtemp(prefix="colony-pg-"))
     data, sockets = root / "data", root / "sock"
     sockets.mkdir()
-    if os.geteuid() == 0:
+    if owner is not None:
         for path in (root, sockets):
             os.chown(path, owner.pw_uid, owner.pw_gid)
     port = free_port()
@@ -64,7 +72,7 @@ def postgres_server() -> Iterator[str]:
         _run([str(binaries / "pg_ctl"), "-D", str(data), "-o", options, "-l", str(root / "log"), "-w", "start"])
     except (RuntimeError, subprocess.TimeoutExpired) as error:
         shutil.rmtree(root, ignore_errors=True)
-        unavailable(f"could not start PostgreSQL: {error}")
+        raise ClusterUnavailable(f"could not start PostgreSQL: {error}") from None
     try:
         yield f"postgresql+psycopg://postgres@127.0.0.1:{port}"
     finally:
@@ -77,12 +85,28 @@ def postgres_server() -> Iterator[str]:
         shutil.rmtree(root, ignore_errors=True)
 
 
-@pytest.fixture
-def postgres_url(postgres_server: str) -> str:
-    """A URL naming a fresh, empty database in the session's cluster."""
+def create_database(server_url: str) -> str:
+    """Create a fresh database in the cluster at ``server_url``; returns its URL."""
     import psycopg
 
     name = f"colony_{uuid.uuid4().hex[:12]}"
-    with psycopg.connect(f"{postgres_server.replace('+psycopg', '')}/postgres", autocommit=True) as connection:
+    with psycopg.connect(f"{server_url.replace('+psycopg', '')}/postgres", autocommit=True) as connection:
         connection.execute(f'CREATE DATABASE "{name}"')
-    return f"{postgres_server}/{name}"
+    return f"{server_url}/{name}"
+
+
+@pytest.fixture(scope="session")
+def postgres_server() -> Iterator[str]:
+    """A cluster for the whole session; yields the server URL without a database name."""
+    with ExitStack() as stack:
+        try:
+            url = stack.enter_context(temporary_cluster())
+        except ClusterUnavailable as error:
+            unavailable(str(error))
+        yield url
+
+
+@pytest.fixture
+def postgres_url(postgres_server: str) -> str:
+    """A URL naming a fresh, empty database in the session's cluster."""
+    return create_database(postgres_server)

@@ -56,7 +56,9 @@ class LedgerAndField(RuleBasedStateMachine):
         current = self._now(key) if key in self.traces else 0.0
         expected = min(MAX, (current if current > MIN else 0.0) + amount)
         self.traces[key] = (expected, self.tick, float(rate))
-        assert self.kernel.deposit(location, kind, amount, decay_rate=rate).strength == pytest.approx(expected)
+        assert self.kernel.deposit(location, kind, amount, decay_rate=rate).strength == pytest.approx(
+            expected, abs=1e-6
+        )
 
     @rule()
     def evaporate(self) -> None:

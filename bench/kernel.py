@@ -1,0 +1,197 @@
+"""Kernel speed: propose_action on a SQLite file vs in-memory, tick cost vs field size, 8 processes on PostgreSQL.
+
+Run: ``python -m bench.kernel`` (or ``python -m bench``). Prints figures, never asserts.
+"""
+
+from __future__ import annotations
+
+import json
+import multiprocessing
+import statistics
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from sqlalchemy import insert, update
+
+from colony.kernel import ColonyKernel, Decision, KernelSettings
+from colony.kernel.pheromones import expiry_tick, keep_fraction
+from colony.kernel.store import tables
+
+PLAN = {
+    "agent_id": "bench-ant",
+    "action_type": "patch_file",
+    "target": "pkg.parser",
+    "rationale": "Fix the off-by-one error in the branch name parser reported by the nightly run",
+    "rollback_plan": "git revert the commit",
+    "evidence": json.dumps({"tests": ["tests/test_parser.py::test_slash"]}),
+    "budget_estimate": {"llm_calls": 1, "runtime_seconds": 1},
+}
+PROPOSALS = 3000
+BIG_BUDGET = 1e12
+
+
+def _kernel(url: str, **settings: float) -> ColonyKernel:
+    kernel = ColonyKernel(
+        KernelSettings(database_url=url, budget_llm_calls=BIG_BUDGET, budget_runtime_seconds=BIG_BUDGET, **settings)
+    )
+    kernel.set_trust("bench-ant", 0.3)
+    return kernel
+
+
+def _proposals(url: str, count: int) -> tuple[float, float, float]:
+    """(proposals/s, p50 ms, p99 ms) of ``count`` EXECUTE verdicts (reservation + signed authorization)."""
+    kernel = _kernel(url)
+    for _ in range(100):  # warm the statement cache
+        kernel.propose_action(PLAN)
+    latencies = []
+    started = time.perf_counter()
+    for _ in range(count):
+        begin = time.perf_counter()
+        verdict = kernel.propose_action(PLAN)
+        latencies.append(time.perf_counter() - begin)
+        assert verdict.decision is Decision.EXECUTE
+    elapsed = time.perf_counter() - started
+    kernel.close()
+    latencies.sort()
+    return count / elapsed, latencies[len(latencies) // 2] * 1e3, latencies[int(len(latencies) * 0.99)] * 1e3
+
+
+def bench_propose(directory: Path) -> None:
+    file_rate, file_p50, file_p99 = _proposals(f"sqlite:///{directory / 'propose.db'}", PROPOSALS)
+    memory_rate, memory_p50, memory_p99 = _proposals("sqlite://", PROPOSALS)
+    print(f"propose_action, SQLite file : {file_rate:8.0f}/s  p50 {file_p50:.2f} ms  p99 {file_p99:.2f} ms")
+    print(f"propose_action, SQLite :memory: {memory_rate:5.0f}/s  p50 {memory_p50:.2f} ms  p99 {memory_p99:.2f} ms")
+    print(f"  file / memory throughput ratio: {file_rate / memory_rate:.2f}")
+
+
+def _field(url: str, live: int, expiring_per_tick: int, ticks: int) -> ColonyKernel:
+    """A field of ``live`` traces of which ``expiring_per_tick`` expire at each of the next ``ticks`` ticks."""
+    kernel = ColonyKernel(KernelSettings(database_url=url))
+    expiring = expiring_per_tick * ticks
+    rows = []
+    for index in range(live):
+        if index < expiring:
+            ticks_left = 1 + index // expiring_per_tick
+            strength, rate = 0.0101 / keep_fraction(1.0) ** (ticks_left - 1), 1.0
+        else:
+            strength, rate = 10.0, 0.2
+        import math
+
+        rows.append(
+            {
+                "location": f"pkg.module{index}",
+                "signal_type": "dependency",
+                "strength": strength,
+                "written_tick": 0,
+                "expires_tick": expiry_tick(strength, rate, 0, 0.01),
+                "rank_key": math.log(strength),
+                "decay_rate": rate,
+                "source": "runtime",
+                "evidence": "{}",
+                "updated_at": 0.0,
+                "deposits": 1,
+            }
+        )
+        if len(rows) == 50_000:
+            kernel.store.run(lambda c, batch=rows: c.execute(insert(tables.pheromones), batch))
+            rows = []
+    if rows:
+        kernel.store.run(lambda c: c.execute(insert(tables.pheromones), rows))
+    kernel.store.run(lambda c: c.execute(update(tables.kernel_state).values(trace_count=live)))
+    return kernel
+
+
+def _tick_cost(kernel: ColonyKernel, ticks: int) -> float:
+    costs = []
+    for _ in range(ticks):
+        begin = time.perf_counter()
+        kernel.tick()
+        costs.append(time.perf_counter() - begin)
+    return statistics.median(costs)
+
+
+def bench_tick(directory: Path) -> None:
+    ticks, per_tick = 8, 50
+    small = _field(f"sqlite:///{directory / 'small.db'}", 1_000, per_tick, ticks)
+    began = time.perf_counter()
+    large = _field(f"sqlite:///{directory / 'large.db'}", 1_000_000, per_tick, ticks)
+    print(f"  (built the 1,000,000-trace field in {time.perf_counter() - began:.0f} s)")
+    small_cost, large_cost = _tick_cost(small, ticks), _tick_cost(large, ticks)
+    assert large.status().pheromone_summary.total_signals == 1_000_000 - ticks * per_tick
+    print(f"tick, 1,000 live traces    : {small_cost * 1e3:.2f} ms (median of {ticks}, {per_tick} expire per tick)")
+    print(f"tick, 1,000,000 live traces: {large_cost * 1e3:.2f} ms")
+    print(f"  1M / 1k tick cost ratio: {large_cost / small_cost:.2f} (target <= 3)")
+    small.close()
+    large.close()
+
+
+def _pg_worker(url: str, count: int, budget: float, ready: Any, results: Any) -> None:
+    """Propose ``count`` times (recording every EXECUTE, attested) once every process is ready."""
+    kernel = ColonyKernel(KernelSettings(database_url=url, budget_llm_calls=budget, attestation_secret="bench"))
+    kernel.status()  # connect before the clock starts
+    report = {"agent_id": "bench-ant", "action_type": "patch_file", "target": "pkg.parser", "actual_outcome": "ok"}
+    ready.wait()
+    began = time.time()
+    executed = 0
+    for _ in range(count):
+        verdict = kernel.propose_action(PLAN)
+        if verdict.decision is Decision.EXECUTE:
+            executed += 1
+            kernel.record_outcome({**report, "tests_passed": True, "llm_calls": 1}, authorization=verdict.authorization)
+    results.put((began, time.time(), executed, count))
+    kernel.close()
+
+
+def _pg_run(url: str, processes: int, each: int, budget: float) -> tuple[float, int, int]:
+    """(proposals/s over all processes, proposals, executed) for one run."""
+    context = multiprocessing.get_context("fork")
+    ready, results = context.Barrier(processes), context.Queue()
+    workers = [context.Process(target=_pg_worker, args=(url, each, budget, ready, results)) for _ in range(processes)]
+    for worker in workers:
+        worker.start()
+    finished = [results.get() for _ in workers]
+    for worker in workers:
+        worker.join()
+    elapsed = max(end for _, end, _, _ in finished) - min(start for start, _, _, _ in finished)
+    total = sum(count for *_, count in finished)
+    return total / elapsed, total, sum(executed for _, _, executed, _ in finished)
+
+
+def bench_postgres(processes: int = 8, each: int = 150, budget: float = 800) -> None:
+    try:
+        from tests.services.postgres import ClusterUnavailable, create_database, temporary_cluster
+    except ImportError:
+        print("postgres: skipped (run from the repository root so tests.services is importable)")
+        return
+    try:
+        with temporary_cluster() as server:
+            for count in (1, processes):
+                url = create_database(server)
+                setup = ColonyKernel(
+                    KernelSettings(database_url=url, budget_llm_calls=budget, attestation_secret="bench")
+                )
+                setup.set_trust("bench-ant", 0.9)
+                rate, total, executed = _pg_run(url, count, each if count > 1 else each * 2, budget)
+                usage = setup.status().budget_usage["llm_calls"]
+                print(
+                    f"PostgreSQL, {count} process(es): {rate:.0f} proposals/s in total ({total} proposals, "
+                    f"{executed} executed and recorded with attestation, the rest refused for budget)"
+                )
+                overspend = max(0.0, usage.used - usage.max)
+                print(f"  llm_calls used {usage.used:.0f} of {usage.max:.0f}: overspend {overspend:.0f}")
+                setup.close()
+    except ClusterUnavailable as error:
+        print(f"postgres: skipped ({error})")
+
+
+def main() -> None:
+    with tempfile.TemporaryDirectory(prefix="colony-bench-") as directory:
+        bench_propose(Path(directory))
+        bench_tick(Path(directory))
+    bench_postgres()
+
+
+if __name__ == "__main__":
+    main()

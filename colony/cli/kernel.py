@@ -1,0 +1,134 @@
+"""``colony kernel``: look at and drive the Colony kernel from a shell."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from pydantic import BaseModel
+from rich.console import Console
+from rich.table import Table
+
+from colony.errors import ColonyError
+from colony.kernel import ColonyKernel, ColonyStatus
+
+kernel_app = typer.Typer(no_args_is_help=True, help="The Colony kernel: gate, trust, budget, pheromones.")
+console = Console()
+JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+FileArgument = Annotated[str, typer.Argument(help="A JSON file, or '-' for standard input.")]
+
+
+def _fail(error: ColonyError | str, as_json: bool) -> typer.Exit:
+    payload = error.to_dict() if isinstance(error, ColonyError) else {"type": "Error", "message": error}
+    if as_json:
+        typer.echo(json.dumps({"ok": False, "error": payload}))
+    else:
+        Console(stderr=True).print(f"[red]error:[/red] {payload['message']}", highlight=False)
+    return typer.Exit(code=1)
+
+
+def _read(source: str, as_json: bool) -> str:
+    try:
+        return sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
+    except OSError as error:
+        raise _fail(f"cannot read {source}: {error.strerror or error}", as_json) from None
+
+
+def _kernel(as_json: bool) -> ColonyKernel:
+    try:
+        return ColonyKernel.from_env()
+    except ColonyError as error:
+        raise _fail(error, as_json) from None
+
+
+def _show(result: BaseModel | dict[str, Any], as_json: bool) -> None:
+    document = result.model_dump(mode="json") if isinstance(result, BaseModel) else result
+    if as_json:
+        typer.echo(json.dumps(document, indent=2))
+    else:
+        console.print_json(json.dumps(document))
+
+
+def _print_status(status: ColonyStatus) -> None:
+    console.print(f"[bold]tick[/bold] {status.tick_count}   [bold]traces[/bold] "
+                  f"{status.pheromone_summary.total_signals}   [bold]pruning candidates[/bold] "
+                  f"{status.pruning_candidates_count}")  # fmt: skip
+    budget = Table("dimension", "used", "max", title="budget (this period)")
+    for name, dimension in status.budget_usage.items():
+        budget.add_row(name, f"{dimension.used:g}", f"{dimension.max:g}")
+    console.print(budget)
+    roles = ", ".join(f"{role}: {count}" for role, count in status.role_distribution.items()) or "(no agents)"
+    console.print(f"[bold]roles[/bold] {roles}")
+    signals = Table("key", "strength", title="strongest signals")
+    for signal in status.pheromone_summary.top_signals:
+        signals.add_row(signal.key, f"{signal.strength:.3f}")
+    console.print(signals)
+    recent = Table("agent", "action", "target", "tests", "trust", title="recent consequences")
+    for record in status.recent_consequences:
+        recent.add_row(record.agent_id, record.action_type, record.target, str(record.tests_passed),
+                       f"{record.trust_before:.3f} -> {record.trust_after:.3f}")  # fmt: skip
+    console.print(recent)
+
+
+@kernel_app.command("status")
+def status(as_json: JsonFlag = False) -> None:
+    """Show the colony's dashboard: tick, pheromones, budget, roles, recent consequences."""
+    result = _kernel(as_json).status()
+    if as_json:
+        _show(result, as_json)
+    else:
+        _print_status(result)
+
+
+@kernel_app.command("tick")
+def tick(as_json: JsonFlag = False) -> None:
+    """Advance the colony one tick (evaporation and expiry) and show the status."""
+    result = _kernel(as_json).tick()
+    if as_json:
+        _show(result, as_json)
+    else:
+        _print_status(result)
+
+
+@kernel_app.command("profile")
+def profile(agent: Annotated[str, typer.Argument(help="The agent's id.")], as_json: JsonFlag = False) -> None:
+    """Show an agent's trust profile (an unknown agent gets a sandbox profile)."""
+    try:
+        _show(_kernel(as_json).agent_profile(agent), as_json)
+    except ColonyError as error:
+        raise _fail(error, as_json) from None
+
+
+@kernel_app.command("falsify")
+def falsify(plan_file: FileArgument, as_json: JsonFlag = False) -> None:
+    """Attack a JSON plan with the ten falsification vectors."""
+    text = _read(plan_file, as_json)
+    try:
+        _show(_kernel(as_json).falsify_plan(text), as_json)
+    except ColonyError as error:
+        raise _fail(error, as_json) from None
+
+
+@kernel_app.command("propose")
+def propose(proposal_file: FileArgument, as_json: JsonFlag = False) -> None:
+    """Submit a JSON proposal (colony_propose_action's input) to the gate."""
+    text = _read(proposal_file, as_json)
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise _fail(f"{proposal_file} is not valid JSON: {error}", as_json) from None
+    if not isinstance(document, dict):
+        raise _fail(f"{proposal_file} must hold a JSON object", as_json)
+    try:
+        _show(_kernel(as_json).propose_action(document), as_json)
+    except ColonyError as error:
+        raise _fail(error, as_json) from None
+
+
+@kernel_app.command("pruning")
+def pruning(as_json: JsonFlag = False) -> None:
+    """Nominate modules worth pruning, from the DEPENDENCY traces (advisory)."""
+    _show(_kernel(as_json).pruning_report(), as_json)
