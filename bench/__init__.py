@@ -1,1 +1,1 @@
-"""Benchmarks: one script per area, each printing its figures and ratios measured in one run."""
+"""Benchmarks: each module prints its figures and ratios; ``python -m bench`` runs them all."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import importlib
 
-BENCHMARKS = ["bench.kernel"]
+BENCHMARKS = ["bench.tools", "bench.kernel", "bench.surfaces"]
 
 
 def main() -> None:

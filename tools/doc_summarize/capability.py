@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections import Counter
+from itertools import chain, repeat
 from typing import Annotated, Any
 
 from pydantic import Field
@@ -17,9 +18,9 @@ METHOD = "extractive-frequency"
 MAX_TEXT_CHARS = 10_000_000
 
 _SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
-_WORD = re.compile(r"\b\w+\b")
-STOP_WORDS = frozenset(
-    """
+# The seed's \b\w+\b; a maximal run of \w is always bounded by \b, so \w+ finds the same words.
+_WORD = re.compile(r"\w+")
+_STOP_WORDS_TEXT = """
     a about above after again against all also am an and another any are as at be because been before being
     below between both but by can could did do does doing down during each either else etc even ever every
     few for from further had has have having he her here hers herself him himself his how however i if in
@@ -28,8 +29,8 @@ STOP_WORDS = frozenset(
     that the their theirs them themselves then there these they this those though through thus to too
     under until up upon us very via was we were what when where whether which while who whom whose why will
     with within without would yet you your yours yourself yourselves
-    """.split()
-)
+"""
+STOP_WORDS = frozenset(_STOP_WORDS_TEXT.split())
 
 INPUTS_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -69,10 +70,13 @@ class Summary(TypedDict):
 def summarize(text: str, max_sentences: int) -> Summary:
     """Seed 004's seven steps: split, tokenize, drop stop words, count, score, pick top K, restore order."""
     sentences = [sentence for sentence in _SENTENCE_BREAK.split(text.strip()) if sentence]
-    words = [[word for word in _WORD.findall(sentence.lower()) if word not in STOP_WORDS] for sentence in sentences]
-    frequency = Counter(word for sentence_words in words for word in sentence_words)
-    scores = [sum(frequency[word] for word in sentence_words) for sentence_words in words]
-    # sorted() is stable, so of equally scored sentences the earlier one is kept.
+    words = [_WORD.findall(sentence.lower()) for sentence in sentences]
+    frequency = Counter(chain.from_iterable(words))
+    # Dropping stop words from the frequency table gives each one a weight of 0: the same
+    # scores as filtering them out of every sentence, for one deletion per stop word.
+    weights = {word: count for word, count in frequency.items() if word not in STOP_WORDS}
+    scores = [sum(map(weights.get, sentence_words, repeat(0))) for sentence_words in words]
+    # sorted() is stable (reverse=True too), so of equally scored sentences the earlier one is kept.
     ranked = sorted(range(len(sentences)), key=scores.__getitem__, reverse=True)
     chosen = sorted(ranked[:max_sentences])
     return Summary(

@@ -43,7 +43,7 @@ OUTPUTS_SCHEMA: dict[str, Any] = {
             },
         },
     },
-    "required": ["valid", "errors"],
+    "required": ["valid", "errors", "error_details"],
 }
 
 
@@ -123,6 +123,4 @@ class JsonSchemaValidate(LocalToolCapability):
             raise ToolInputError.for_field(
                 "schema", f"schema has a $ref that does not resolve (only refs within the schema are followed): {error}"
             ) from None
-        return Validation(
-            valid=not errors, errors=[detail["message"] for detail in errors], error_details=errors
-        )
+        return Validation(valid=not errors, errors=[detail["message"] for detail in errors], error_details=errors)

@@ -150,4 +150,5 @@ class UnitConvert(LocalToolCapability):
         converted = round(convert(value, source, target), _DECIMALS)
         if not math.isfinite(converted):
             raise ToolInputError.for_field("value", f"{value} {from_unit} is too large to express in {to_unit}")
-        return Conversion(value=converted, from_unit=from_unit, to_unit=to_unit)
+        result: Conversion = {"value": converted, "from_unit": from_unit, "to_unit": to_unit}
+        return result

@@ -15,7 +15,7 @@ def test_draft_follows_dollar_schema_with_2020_12_by_default():
 
 
 def test_unknown_dialect_is_a_schema_error():
-    with pytest.raises(SchemaError, match="unknown \\$schema 'https://example.com/my-draft'"):
+    with pytest.raises(SchemaError, match=r"unknown \$schema 'https://example\.com/my-draft'"):
         validator_class({"$schema": "https://example.com/my-draft"})
 
 

@@ -47,7 +47,7 @@ def test_round_trip_returns_the_value(tool):
 
 
 async def test_unknown_unit_is_named(tool):
-    with pytest.raises(ToolInputError, match="^Unsupported unit: invalid_unit$") as caught:
+    with pytest.raises(ToolInputError, match=r"^Unsupported unit: invalid_unit$") as caught:
         await tool.invoke("convert_units", {"value": 10, "from_unit": "invalid_unit", "to_unit": "km"})
     assert caught.value.action == "convert_units"
     assert caught.value.errors[0].field == "from_unit"
