@@ -63,6 +63,15 @@ class SeedExample:
             assert result[key] == value, (self.id, key, result[key], value)
 
 
+CUSTOMER_REPORT = """
+    Customer report:
+    Name: John Doe
+    Email: john.doe@customer.com
+    Phone: (555) 123-4567
+    Alt Email: j.doe@gmail.com
+    Mobile: 555.987.6543
+    """
+
 EXAMPLES = [
     SeedExample(
         "unit_convert-1",
@@ -81,6 +90,39 @@ EXAMPLES = [
     ),
     SeedExample(
         "unit_convert-4", "unit_convert", {"value": 100, "from_unit": "feet", "to_unit": "meters"}, {"value": 30.48}
+    ),
+    SeedExample(
+        "pii_redact-1",
+        "pii_redact",
+        {"text": "Contact support at admin@company.com for assistance"},
+        {
+            "redacted_text": "Contact support at [REDACTED] for assistance",
+            "redactions": [{"type": "email", "count": 1}],
+        },
+    ),
+    SeedExample(
+        "pii_redact-2",
+        "pii_redact",
+        {"text": "Call me at 555-123-4567 or (555) 987-6543"},
+        {"redacted_text": "Call me at [REDACTED] or [REDACTED]", "redactions": [{"type": "phone", "count": 2}]},
+    ),
+    SeedExample(
+        "pii_redact-3",
+        "pii_redact",
+        {"text": "Email: john@example.com, Phone: 555-1234", "replacement": "***HIDDEN***"},
+        {"redacted_text": "Email: ***HIDDEN***, Phone: ***HIDDEN***"},
+    ),
+    SeedExample(
+        "pii_redact-4",
+        "pii_redact",
+        {"text": "Contact: admin@example.com or 555-123-4567", "redact_emails": True, "redact_phones": False},
+        {"redacted_text": "Contact: [REDACTED] or 555-123-4567"},
+    ),
+    SeedExample(
+        "pii_redact-5",
+        "pii_redact",
+        {"text": CUSTOMER_REPORT},
+        {"redactions": [{"type": "email", "count": 2}, {"type": "phone", "count": 2}]},
     ),
     SeedExample(
         "jsonschema_validate-1",

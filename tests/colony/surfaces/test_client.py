@@ -14,7 +14,7 @@ def test_seed_examples_locally(example: SeedExample) -> None:
     example.check(UnifiedToolClient().call_tool_local(example.tool, example.arguments))
 
 
-@pytest.mark.parametrize("example", EXAMPLES[:2] + EXAMPLES[5:7] + EXAMPLES[-3:-2], ids=lambda example: example.id)
+@pytest.mark.parametrize("example", EXAMPLES, ids=lambda example: example.id)
 def test_seed_examples_remotely(gateway_url: str, example: SeedExample) -> None:
     client = UnifiedToolClient()
     example.check(client.call_tool_remote(http_url=gateway_url, tool_name=example.tool, tool_args=example.arguments))
@@ -42,6 +42,17 @@ def test_unknown_tool_and_dead_gateway(gateway_url: str) -> None:
         client.call_tool_local("unit_convert", [1])  # type: ignore[arg-type]
 
 
+def test_the_seed_workflow_chain() -> None:
+    client = UnifiedToolClient()
+    redacted = client.call_tool_local(
+        "pii_redact", {"text": "Contact john@example.com for info about the 10 mile race"}
+    )
+    summary = client.call_tool_local("doc_summarize", {"text": redacted["redacted_text"], "max_sentences": 1})
+    conversion = client.call_tool_local("unit_convert", {"value": 10, "from_unit": "miles", "to_unit": "km"})
+    assert summary["summary"] == "Contact [REDACTED] for info about the 10 mile race"
+    assert conversion["value"] == 16.0934
+
+
 def test_list_tools_as_the_seed_filters_them() -> None:
     tools = UnifiedToolClient().get_local_toolhost().list_tools()
     by_name = {tool["name"]: tool for tool in tools}
@@ -49,7 +60,8 @@ def test_list_tools_as_the_seed_filters_them() -> None:
     assert by_name["unit_convert"]["required_capability"] == "tool:unit_convert"
     deterministic = [tool["name"] for tool in tools if tool.get("deterministic", False)]
     offline = [tool["name"] for tool in tools if "no_network" in tool.get("policy_tags", [])]
-    assert "unit_convert" in deterministic and "unit_convert" in offline
+    pii = [tool["name"] for tool in tools if "pii" in tool.get("policy_tags", [])]
+    assert "unit_convert" in deterministic and "unit_convert" in offline and pii == ["pii_redact"]
 
 
 async def test_sync_calls_inside_an_event_loop_point_to_the_async_ones() -> None:
