@@ -33,8 +33,8 @@ from colony.surfaces.kernel_provider import KernelProvider
 
 __all__ = ["CallResult", "Caller", "CatalogTool", "LocalToolHost"]
 
-# A pure tool whose declared CPU cost is under this runs on the event loop: a
-# thread hop would cost more than the call itself.
+# A pure tool that declares a CPU cost under this runs on the event loop: a thread
+# hop would cost more than the call. A tool that declares no cost gets a thread.
 _INLINE_CPU_SECONDS = 0.001
 
 
@@ -57,13 +57,16 @@ class CatalogTool:
         return self.capability.primary_action()
 
     @property
+    def is_async(self) -> bool:
+        """Whether the action is a coroutine (it then runs on the event loop, cancellable)."""
+        return self.capability.actions()[self.action].is_async
+
+    @property
     def runs_inline(self) -> bool:
-        """Whether a call is cheap and pure enough to run without a worker thread."""
+        """Whether a synchronous call is cheap and pure enough to run without a worker thread."""
         spec = self.capability.spec
-        definition = self.capability.actions()[self.action]
-        return definition.is_async or (
-            not self.definition.side_effecting and spec.cost_model.cpu_seconds < _INLINE_CPU_SECONDS
-        )
+        declared = spec.cost_model.cpu_seconds
+        return not self.definition.side_effecting and 0 < declared < _INLINE_CPU_SECONDS
 
     def catalog_record(self) -> dict[str, Any]:
         """The tool as seed 004's catalog lists it."""
@@ -168,18 +171,25 @@ class LocalToolHost:
         return dict(arguments)
 
     async def execute(self, tool: CatalogTool, arguments: dict[str, Any]) -> Any:
-        """Run the tool's action under the per-call timeout; foreign failures become ToolExecutionError."""
-        method = tool.capability.bound_action(tool.action)
+        """Run the tool's action under the per-call timeout; foreign failures become ToolExecutionError.
+
+        A cheap synchronous tool runs directly on the event loop, where no timeout
+        could interrupt it anyway; anything else is awaited (async) or sent to a
+        worker thread, under the timeout.
+        """
         try:
+            if tool.runs_inline and not tool.is_async:
+                return await tool.capability.invoke(tool.action, arguments)
             with anyio.fail_after(self.timeout_seconds):
-                if tool.runs_inline:
+                if tool.is_async:
                     return await tool.capability.invoke(tool.action, arguments)
+                method = tool.capability.bound_action(tool.action)
                 return await anyio.to_thread.run_sync(functools.partial(method, **arguments), abandon_on_cancel=True)
         except TimeoutError:
             raise CallTimeoutError(f"{tool.name} did not finish within {self.timeout_seconds:g} s") from None
         except ColonyError:
             raise
-        except Exception as error:
+        except Exception as error:  # a tool's own bug reaches the caller as an answer, not a traceback
             raise ToolExecutionError(f"{tool.name} failed: {type(error).__name__}: {error}") from error
 
     def _mount(self, entry: ToolEntry) -> CatalogTool:

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import time
 from pathlib import Path
 from typing import Annotated
 
@@ -73,3 +75,62 @@ def sample_repo(root: Path) -> Path:
     (root / ".colony").mkdir(parents=True, exist_ok=True)
     (root / ".colony" / "tool-registry.json").write_text(json.dumps({"version": 1, "tools": entries}))
     return root
+
+
+class Sleeper(LocalToolCapability):
+    """Sleep, then fail or answer: for the host's timeout and error handling."""
+
+    spec = ToolSpec(name="sleeper", description="Sleep for a while.", capabilities=("sleep",))
+
+    @action_executor
+    def sleep(self, *, seconds: float, explode: bool = False) -> dict[str, float]:
+        """Sleep ``seconds``, then raise a bare RuntimeError if ``explode``.
+
+        Args:
+            seconds: How long to sleep.
+            explode: Raise an exception that is not a Colony error.
+
+        Returns:
+            {"slept": seconds}.
+        """
+        time.sleep(seconds)
+        if explode:
+            raise RuntimeError("boom")
+        return {"slept": seconds}
+
+
+class AsyncSleeper(LocalToolCapability):
+    """The same, as a coroutine."""
+
+    spec = ToolSpec(name="async_sleeper", description="Sleep for a while, cooperatively.", capabilities=("sleep",))
+
+    @action_executor
+    async def sleep(self, *, seconds: float) -> dict[str, float]:
+        """Sleep ``seconds`` without blocking the event loop.
+
+        Args:
+            seconds: How long to sleep.
+
+        Returns:
+            {"slept": seconds}.
+        """
+        await asyncio.sleep(seconds)
+        return {"slept": seconds}
+
+
+class Impostor(LocalToolCapability):
+    """A tool whose argument collides with the caller's identity."""
+
+    spec = ToolSpec(name="impostor", description="Takes an agent_id of its own.", capabilities=("act",))
+
+    @action_executor
+    def act(self, *, agent_id: str) -> dict[str, str]:
+        """Echo ``agent_id``.
+
+        Args:
+            agent_id: Any text.
+
+        Returns:
+            {"agent_id": agent_id}.
+        """
+        return {"agent_id": agent_id}
