@@ -12,6 +12,7 @@ from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
+from pydantic import TypeAdapter, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
@@ -27,18 +28,15 @@ from colony.surfaces.toolhost import Caller, LocalToolHost
 
 __all__ = ["create_app"]
 
-_ERROR_RESPONSES: dict[int | str, dict[str, Any]] = {
-    status: {"model": ToolCallResponse, "description": meaning}
-    for status, meaning in {
-        400: "Bad tool arguments, naming each field at fault.",
-        401: "Missing or unknown bearer token.",
-        403: "The token lacks a capability token the tool requires (named in error.missing).",
-        404: "No such tool on the chosen node(s).",
-        409: "The gate refused or held a side-effecting call (error.verdict).",
-        413: "Request body or tool arguments over the cap.",
-        422: "The request body does not fit ToolCallRequest.",
-        504: "The tool or a peer did not answer in time.",
-    }.items()
+_ERROR_MEANINGS = {
+    400: "Bad tool arguments, naming each field at fault.",
+    401: "Missing or unknown bearer token.",
+    403: "The token lacks a capability token the tool requires (named in error.missing).",
+    404: "No such tool on the chosen node(s).",
+    409: "The gate refused or held a side-effecting call (error.verdict).",
+    413: "Request body or tool arguments over the cap.",
+    422: "The request body does not fit ToolCallRequest.",
+    504: "The tool or a peer did not answer in time.",
 }
 
 
@@ -74,6 +72,7 @@ def create_app(settings: GatewaySettings | None = None, host: LocalToolHost | No
         summary="Colony's tools over HTTP and MCP, behind capability tokens.",
         version="1",
         lifespan=lifespan,
+        telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
     mcp_endpoint = McpAuthEndpoint(tokens, StreamableHTTPASGIApp(manager))
@@ -141,10 +140,10 @@ def create_app(settings: GatewaySettings | None = None, host: LocalToolHost | No
             records.append(record)
         return {"ok": True, "node": settings.node, "tools": records}
 
-    @app.post("/v1/tool_call", tags=["tools"], response_model=ToolCallResponse, responses=_ERROR_RESPONSES)
-    async def tool_call(body: ToolCallRequest, request: Request) -> JSONResponse:
+    async def tool_call(request: Request) -> JSONResponse:
         """Run a tool here, on a named peer, or on the first healthy node that has it."""
         grants = tokens.authenticate(request.headers.get("authorization"))
+        body = _parse_tool_call(await request.body())
         caller = Caller(
             agent_id=(request.headers.get(AGENT_HEADER) or "").strip() or "anonymous",
             rationale=body.rationale,
@@ -157,6 +156,10 @@ def create_app(settings: GatewaySettings | None = None, host: LocalToolHost | No
             answer |= {"verdict": routed.answer.verdict, "outcome": routed.answer.outcome}
         return JSONResponse(answer)
 
+    # The hot path is a plain Starlette route: FastAPI's per-request machinery costs
+    # more than the call itself. Its OpenAPI entry is written by _document_tool_call.
+    app.router.routes.insert(0, Route("/v1/tool_call", tool_call, methods=["POST"]))
+    _document_tool_call(app, tool_call.__doc__ or "")
     return app
 
 
@@ -167,3 +170,48 @@ def _transport_security(settings: GatewaySettings) -> TransportSecuritySettings:
     if not is_loopback(settings.host):
         hosts.append(f"{settings.host}:*")
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+
+
+_TOOL_CALL = TypeAdapter(ToolCallRequest)
+
+
+def _parse_tool_call(raw: bytes) -> ToolCallRequest:
+    """The request body, parsed and validated in one pass (FastAPI's body injection costs more than the call)."""
+    try:
+        return _TOOL_CALL.validate_json(raw)
+    except ValidationError as error:
+        raise RequestValidationError(
+            [{**detail, "loc": ("body", *detail["loc"])} for detail in error.errors(include_url=False)]
+        ) from None
+
+
+def _document_tool_call(app: FastAPI, summary: str) -> None:
+    """Publish POST /v1/tool_call (a Starlette route) in the OpenAPI document, with its models."""
+    generate = app.openapi
+
+    def openapi() -> dict[str, Any]:
+        if app.openapi_schema is None:
+            schema = generate()
+            components = schema.setdefault("components", {}).setdefault("schemas", {})
+            for model in (ToolCallRequest, ToolCallResponse):
+                definition = model.model_json_schema(ref_template="#/components/schemas/{model}")
+                components.update(definition.pop("$defs", {}))
+                components[model.__name__] = definition
+            answer = {"application/json": {"schema": {"$ref": "#/components/schemas/ToolCallResponse"}}}
+            responses = {"200": {"description": "The tool's result.", "content": answer}}
+            for status, meaning in _ERROR_MEANINGS.items():
+                responses[str(status)] = {"description": meaning, "content": answer}
+            request = {"application/json": {"schema": {"$ref": "#/components/schemas/ToolCallRequest"}}}
+            schema["paths"]["/v1/tool_call"] = {
+                "post": {
+                    "tags": ["tools"],
+                    "summary": "Tool Call",
+                    "description": summary,
+                    "operationId": "tool_call_v1_tool_call_post",
+                    "requestBody": {"required": True, "content": request},
+                    "responses": responses,
+                }
+            }
+        return app.openapi_schema or {}
+
+    app.openapi = openapi  # type: ignore[method-assign]
