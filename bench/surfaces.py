@@ -5,8 +5,8 @@ requests/s with p50 < 2 ms (seed 004 quotes 1-5 ms for a local call); MCP
 tools/call over streamable HTTP: its p50 and its ratio to /v1/tool_call.
 
 The gateway runs as `colony gateway` (uvicorn with uvloop and httptools); the
-load comes from this process over keep-alive connections written with asyncio
-streams, so the client costs little next to the server. The machine's cores
+load comes from this process (on uvloop) over keep-alive connections written
+with asyncio streams, so the client costs little next to the server. The machine's cores
 are shared by both sides, and by anything else running.
 """
 
@@ -23,6 +23,7 @@ from pathlib import Path
 
 import anyio
 import httpx
+import uvloop
 from mcp import Client
 
 from colony.surfaces.toolhost import LocalToolHost
@@ -123,10 +124,11 @@ def ms(latencies: list[float], quantile: float) -> float:
     return ordered[min(len(ordered) - 1, int(quantile * len(ordered)))] * 1000
 
 
-def start_gateway(port: int, home: str) -> subprocess.Popen[bytes]:
+def start_gateway(port: int, home: str, workers: int) -> subprocess.Popen[bytes]:
     colony = str(Path(sys.executable).parent / "colony")
     env = {**os.environ, "COLONY_HOME": home, "COLONY_GATEWAY_PORT": str(port)}
-    process = subprocess.Popen([colony, "gateway"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    command = [colony, "gateway", "--workers", str(workers)]
+    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -148,14 +150,26 @@ def free_port() -> int:
 
 
 def main() -> None:
-    port = free_port()
-    with tempfile.TemporaryDirectory() as home:
-        gateway = start_gateway(port, home)
-        try:
-            run(port)
-        finally:
-            gateway.terminate()
-            gateway.wait(timeout=10)
+    for workers in (1, 2):
+        port = free_port()
+        with tempfile.TemporaryDirectory() as home:
+            gateway = start_gateway(port, home, workers)
+            try:
+                print(f"-- colony gateway --workers {workers}")
+                run(port) if workers == 1 else run_load(port)
+            finally:
+                gateway.terminate()
+                gateway.wait(timeout=10)
+
+
+def run_load(port: int) -> None:
+    """The sixteen-client figures only, for a multi-worker gateway."""
+    throughput, loaded = uvloop.run(concurrent(port, request_bytes("/v1/tool_call", TOOL_CALL, port)))
+    mcp_throughput, mcp_loaded = uvloop.run(concurrent(port, request_bytes("/mcp", MCP_CALL, port)))
+    print(
+        f"POST /v1/tool_call, {CONCURRENCY} clients: {throughput:,.0f} req/s, p50 {ms(loaded, 0.5):.3f} ms; "
+        f"MCP tools/call: {mcp_throughput:,.0f} req/s, p50 {ms(mcp_loaded, 0.5):.3f} ms"
+    )
 
 
 def run(port: int) -> None:
@@ -163,11 +177,11 @@ def run(port: int) -> None:
     tool_call = request_bytes("/v1/tool_call", TOOL_CALL, port)
     mcp_call = request_bytes("/mcp", MCP_CALL, port)
     local = anyio.run(in_process, SEQUENTIAL_CALLS)
-    http_seq = asyncio.run(sequential(port, tool_call, SEQUENTIAL_CALLS))
-    mcp_seq = asyncio.run(sequential(port, mcp_call, SEQUENTIAL_CALLS))
+    http_seq = uvloop.run(sequential(port, tool_call, SEQUENTIAL_CALLS))
+    mcp_seq = uvloop.run(sequential(port, mcp_call, SEQUENTIAL_CALLS))
     official = anyio.run(official_client, port, 300)
-    throughput, loaded = asyncio.run(concurrent(port, tool_call))
-    mcp_throughput, mcp_loaded = asyncio.run(concurrent(port, mcp_call))
+    throughput, loaded = uvloop.run(concurrent(port, tool_call))
+    mcp_throughput, mcp_loaded = uvloop.run(concurrent(port, mcp_call))
 
     print(f"in-process LocalToolHost.call unit_convert: p50 {ms(local, 0.5):.3f} ms")
     print(

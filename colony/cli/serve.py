@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import os
 from typing import Annotated
 
 import typer
@@ -33,6 +34,9 @@ def mcp(
 def gateway(
     host: Annotated[str | None, typer.Option(help="Interface to bind (default 127.0.0.1; others need tokens).")] = None,
     port: Annotated[int | None, typer.Option(help="Port to bind (default 8787).")] = None,
+    workers: Annotated[
+        int, typer.Option(min=1, help="Worker processes sharing the port (and the kernel's store).")
+    ] = 1,
 ) -> None:
     """Serve the HTTP gateway: /v1/catalog, /v1/tool_call, /mcp, /health and the OpenAPI docs at /docs."""
     import uvicorn
@@ -45,4 +49,16 @@ def gateway(
     except ColonyError as error:
         Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False)
         raise typer.Exit(code=1) from None
-    uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", loop="auto", http="auto")
+    if workers == 1:
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+        return
+    # Each worker builds its own app from the environment, so the options above travel there.
+    os.environ.update({"COLONY_GATEWAY_HOST": settings.host, "COLONY_GATEWAY_PORT": str(settings.port)})
+    uvicorn.run(
+        "colony.surfaces.gateway:create_app",
+        factory=True,
+        workers=workers,
+        host=settings.host,
+        port=settings.port,
+        log_level="warning",
+    )
