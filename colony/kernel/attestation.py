@@ -114,16 +114,19 @@ class Attestor:
     @staticmethod
     def consume(connection: Connection, claims: Claims, now: float) -> dict[str, Any]:
         """Mark the nonce used (once only) and return the proposal's stored row."""
-        used = connection.execute(
+        row = connection.execute(
             update(_P)
             .where(_P.c.proposal_id == claims.proposal_id)
             .where(_P.c.token_nonce == claims.nonce)
             .where(_P.c.consumed_at.is_(None))
             .values(consumed_at=now)
-        ).rowcount
-        row = connection.execute(select(_P).where(_P.c.proposal_id == claims.proposal_id)).first()
-        if row is None or row.token_nonce != claims.nonce:
+            .returning(*_P.c)
+        ).first()
+        if row is not None:
+            return dict(row._mapping)
+        issued = connection.execute(
+            select(_P.c.token_nonce).where(_P.c.proposal_id == claims.proposal_id)
+        ).scalar_one_or_none()
+        if issued != claims.nonce:
             raise AttestationError(f"authorization names no issued verdict (proposal {claims.proposal_id})")
-        if used != 1:
-            raise AttestationError(f"authorization already used (replay of proposal {claims.proposal_id})")
-        return dict(row._mapping)
+        raise AttestationError(f"authorization already used (replay of proposal {claims.proposal_id})")

@@ -42,7 +42,7 @@ from colony.kernel.models import (
     SignalType,
 )
 from colony.kernel.pheromones import Deposit, PheromoneStore
-from colony.kernel.proposals import store_proposal
+from colony.kernel.proposals import new_proposal_id, read_for_gate, store_proposal
 from colony.kernel.pruning import PruningDaemon, RegistryEntry
 from colony.kernel.roles import RoleAdapter
 from colony.kernel.settings import KernelSettings
@@ -76,6 +76,20 @@ def _signal_type(value: Any) -> SignalType:
     except ValueError:
         known = ", ".join(t.value for t in SignalType)
         raise KernelInputError.for_field("signal_type", f"unknown signal type {value!r}", expected=known) from None
+
+
+def _decay_rate(value: Any) -> DecayRate:
+    if isinstance(value, DecayRate):
+        return value
+    by_name = DecayRate.__members__.get(str(value).upper())
+    if by_name is not None:
+        return by_name
+    try:
+        return DecayRate(value)
+    except ValueError:
+        raise KernelInputError.for_field(
+            "decay_rate", f"unknown decay rate {value!r}", expected="fast|normal|slow or 3.0|1.0|0.2"
+        ) from None
 
 
 class ColonyKernel:
@@ -151,19 +165,18 @@ class ColonyKernel:
         report = self.falsifier.falsify(plan, proposal=True, kind=kind)
         severity = self.falsifier.max_weight(report)
         now = self.clock()
-        proposal_id = str(uuid.uuid4())
+        proposal_id = new_proposal_id()
 
         def work(connection: Connection) -> GateVerdict:
-            agent = self.roles.count_proposal(connection, request.agent_id, now)
-            tick, strengths = self.pheromones.strengths_at(connection, request.target)
+            reading = read_for_gate(connection, request.agent_id, request.target)
             inputs = GateInputs(
-                role=agent.role,
-                trust=agent.trust,
+                role=reading.role,
+                trust=reading.trust,
                 kind=kind,
                 report=report,
                 severity=severity,
                 budget_approved=True,  # checked below: reserved on EXECUTE, else only looked at
-                pressure=pressure(strengths),
+                pressure=pressure(reading.strengths),
             )
             outcome = self.gate.decide(inputs)
             period, claims = None, None
@@ -180,7 +193,8 @@ class ColonyKernel:
             if outcome.decision is Decision.REFUSE:
                 evidence = {"proposal_id": proposal_id, "action_type": request.action_type}
                 deposit = Deposit(request.target, SignalType.FAILURE, source=SignalSource.AGENT, evidence=evidence)
-                self.pheromones.deposit(connection, deposit, now=now, tick=tick)
+                self.pheromones.deposit(connection, deposit, now=now, tick=reading.tick)
+            self.roles.count_proposal(connection, request.agent_id, now)  # last: its row lock is held briefly
             return GateVerdict(
                 decision=outcome.decision,
                 gate_score=outcome.gate_score,
@@ -247,11 +261,15 @@ class ColonyKernel:
             tick = self.pheromones.current_tick(connection)
             evidence = {"consequence_id": consequence_id, "action_type": request.action_type}
             outcome_type = SignalType.SUCCESS if request.tests_passed else SignalType.FAILURE
-            for deposit in (
-                Deposit(request.target, SignalType.DEPENDENCY, source=SignalSource.RUNTIME, decay_rate=DecayRate.SLOW,
-                        evidence={"agent_id": request.agent_id, "action_type": request.action_type}),
-                Deposit(request.target, outcome_type, source=SignalSource.TEST, evidence=evidence),
-            ):  # fmt: skip
+            dependency = Deposit(
+                request.target,
+                SignalType.DEPENDENCY,
+                source=SignalSource.RUNTIME,
+                decay_rate=DecayRate.SLOW,
+                evidence={"agent_id": request.agent_id, "action_type": request.action_type},
+            )
+            outcome = Deposit(request.target, outcome_type, source=SignalSource.TEST, evidence=evidence)
+            for deposit in (dependency, outcome):  # this order everywhere, so row locks never cross
                 self.pheromones.deposit(connection, deposit, now=now, tick=tick)
             return OutcomeRecord(
                 consequence_id=consequence_id, trust_score=after.trust, role=after.role, attested=claims is not None
@@ -314,7 +332,7 @@ class ColonyKernel:
         amount: float = 1.0,
         *,
         source: SignalSource | str = SignalSource.AGENT,
-        decay_rate: DecayRate | str = DecayRate.NORMAL,
+        decay_rate: DecayRate | str | float = DecayRate.NORMAL,
         evidence: dict[str, Any] | None = None,
     ) -> ColonySignal:
         """Lay or reinforce a trace (extension: for people, scanners and runtimes that sense trouble)."""
@@ -326,11 +344,7 @@ class ColonyKernel:
             origin = SignalSource(source)
         except ValueError:
             raise KernelInputError.for_field("source", f"unknown source {source!r}") from None
-        rate = decay_rate if isinstance(decay_rate, DecayRate) else DecayRate.__members__.get(str(decay_rate).upper())
-        if rate is None:
-            raise KernelInputError.for_field(
-                "decay_rate", f"unknown decay rate {decay_rate!r}", expected="fast|normal|slow"
-            )
+        rate = _decay_rate(decay_rate)
         deposit = Deposit(location, kind, float(amount), origin, rate, evidence)
         now = self.clock()
 

@@ -10,7 +10,7 @@ import json
 from enum import Enum, StrEnum
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
 
 from colony.errors import FieldError, KernelInputError
 
@@ -129,6 +129,10 @@ class AttackVector(StrEnum):
 def _input_error(error: ValidationError, model: str) -> KernelInputError:
     fields = []
     for item in error.errors():
+        raised = item.get("ctx", {}).get("error")
+        if isinstance(raised, KernelInputError):  # raised by our own check, already naming its field
+            fields.extend(raised.errors)
+            continue
         field = ".".join(str(part) for part in item["loc"]) or model
         fields.append(FieldError(field=field, message=item["msg"]))
     summary = "; ".join(f"{f.field}: {f.message}" for f in fields)
@@ -169,6 +173,19 @@ def parse_json_object(text: str, field: str) -> dict[str, Any]:
     return value
 
 
+BUDGET_DIMENSIONS = ("llm_calls", "runtime_seconds")
+
+
+def check_estimate(value: dict[str, Any]) -> None:
+    """Raise ValueError unless ``value`` maps known ledger dimensions to numbers >= 0."""
+    unknown = sorted(set(value) - set(BUDGET_DIMENSIONS))
+    if unknown:
+        raise ValueError(f"unknown budget dimension(s) {unknown}; known: {list(BUDGET_DIMENSIONS)}")
+    for name, amount in value.items():
+        if isinstance(amount, bool) or not isinstance(amount, int | float) or amount < 0 or amount != amount:
+            raise ValueError(f"{name} must be a number >= 0, got {amount!r}")
+
+
 class ProposeActionRequest(KernelModel):
     """colony_propose_action's input (plus two optional extensions)."""
 
@@ -185,11 +202,11 @@ class ProposeActionRequest(KernelModel):
         default=None, description="Extension: resources to reserve, e.g. {'llm_calls': 1, 'runtime_seconds': 2.0}."
     )
 
-    @field_validator("evidence")
-    @classmethod
-    def _evidence_is_object(cls, value: str) -> str:
-        parse_json_object(value, "evidence")
-        return value
+    _evidence: dict[str, Any] = PrivateAttr(default_factory=dict)
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Parse the evidence once (a JSON object, or KernelInputError naming ``evidence``)."""
+        self._evidence = parse_json_object(self.evidence, "evidence")
 
     @field_validator("budget_estimate")
     @classmethod
@@ -199,21 +216,8 @@ class ProposeActionRequest(KernelModel):
         return value
 
     def evidence_dict(self) -> dict[str, Any]:
-        """The evidence, parsed."""
-        return parse_json_object(self.evidence, "evidence")
-
-
-BUDGET_DIMENSIONS = ("llm_calls", "runtime_seconds")
-
-
-def check_estimate(value: dict[str, Any]) -> None:
-    """Raise ValueError unless ``value`` maps known ledger dimensions to numbers >= 0."""
-    unknown = sorted(set(value) - set(BUDGET_DIMENSIONS))
-    if unknown:
-        raise ValueError(f"unknown budget dimension(s) {unknown}; known: {list(BUDGET_DIMENSIONS)}")
-    for name, amount in value.items():
-        if isinstance(amount, bool) or not isinstance(amount, int | float) or amount < 0 or amount != amount:
-            raise ValueError(f"{name} must be a number >= 0, got {amount!r}")
+        """The evidence, parsed (a copy)."""
+        return dict(self._evidence)
 
 
 class GateVerdict(KernelModel):

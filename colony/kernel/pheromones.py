@@ -15,23 +15,18 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, delete, select, update
+from sqlalchemy import Connection, delete, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from colony.kernel.models import ColonySignal, DecayRate, SignalSource, SignalSummary, SignalType
-from colony.kernel.store import Prepared, tables
+from colony.kernel.store import tables
 
-__all__ = ["BASE_EVAPORATION", "PheromoneStore", "expiry_tick", "keep_fraction"]
+__all__ = ["BASE_EVAPORATION", "PheromoneStore", "expiry_tick", "keep_fraction", "strength_at"]
 
 BASE_EVAPORATION = 0.1  # one NORMAL tick keeps 90%: 3.8 -> 3.42 (seed 001)
 _P = tables.pheromones
 _STATE = tables.kernel_state
-_TICK_AND_TRACES_AT = Prepared(
-    select(_STATE.c.tick_count, _P.c.signal_type, _P.c.strength, _P.c.decay_rate, _P.c.written_tick, _P.c.expires_tick)
-    .select_from(_STATE.outerjoin(_P, _P.c.location == bindparam("location")))
-    .where(_STATE.c.id == 1)
-)
 
 
 def keep_fraction(decay_rate: float) -> float:
@@ -117,7 +112,8 @@ class PheromoneStore:
             values = self._values(deposit, None, tick, now)
             upsert = sqlite_insert if connection.dialect.name == "sqlite" else pg_insert
             new = {"location": deposit.location, "signal_type": deposit.signal_type.value, "deposits": 1}
-            if connection.execute(upsert(_P).values(**new, **values).on_conflict_do_nothing()).rowcount == 1:
+            inserted = upsert(_P).values(**new, **values).on_conflict_do_nothing().returning(_P.c.location)
+            if connection.execute(inserted).first() is not None:
                 connection.execute(update(_STATE).where(_STATE.c.id == 1).values(trace_count=_STATE.c.trace_count + 1))
                 return float(values["strength"])
             row = connection.execute(locked).one()
@@ -132,17 +128,6 @@ class PheromoneStore:
             select(_P).where((_P.c.location == location) & (_P.c.signal_type == signal_type.value))
         ).all()
         return [self._signal(row, tick) for row in rows if row.expires_tick > tick]
-
-    @staticmethod
-    def strengths_at(connection: Connection, location: str) -> tuple[int, dict[SignalType, float]]:
-        """The tick now and every live signal type's strength at ``location``, in one query."""
-        rows = _TICK_AND_TRACES_AT.all(connection, {"location": location})
-        tick = int(rows[0]["tick_count"])
-        return tick, {
-            SignalType(row["signal_type"]): strength_at(row["strength"], row["decay_rate"], tick - row["written_tick"])
-            for row in rows
-            if row["signal_type"] is not None and row["expires_tick"] > tick
-        }
 
     def _signal(self, row: Any, tick: int) -> ColonySignal:
         return ColonySignal(

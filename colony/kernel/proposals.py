@@ -2,16 +2,81 @@
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, insert
+import secrets
+import time
+import uuid
+from dataclasses import dataclass
+
+from sqlalchemy import Connection, bindparam, insert, select
 
 from colony.kernel.attestation import Claims
 from colony.kernel.gate import GateOutcome
-from colony.kernel.models import ProposeActionRequest
+from colony.kernel.models import ProposeActionRequest, Role, SignalType
+from colony.kernel.pheromones import strength_at
+from colony.kernel.roles import INITIAL_TRUST, role_for
 from colony.kernel.store import Prepared, tables
 
-__all__ = ["store_proposal"]
+__all__ = ["GateReading", "new_proposal_id", "read_for_gate", "store_proposal"]
 
 _INSERT = Prepared(insert(tables.proposals))
+_STATE, _AGENTS, _TRACES = tables.kernel_state, tables.agents, tables.pheromones
+# Everything a verdict reads, in one round trip: the tick, the agent's trust and role, the traces at the target.
+_GATE_READING = Prepared(
+    select(
+        _STATE.c.tick_count,
+        _AGENTS.c.trust,
+        _AGENTS.c.role,
+        _TRACES.c.signal_type,
+        _TRACES.c.strength,
+        _TRACES.c.decay_rate,
+        _TRACES.c.written_tick,
+        _TRACES.c.expires_tick,
+    )
+    .select_from(
+        _STATE.outerjoin(_AGENTS, _AGENTS.c.agent_id == bindparam("agent")).outerjoin(
+            _TRACES, _TRACES.c.location == bindparam("location")
+        )
+    )
+    .where(_STATE.c.id == 1)
+)
+
+
+@dataclass(frozen=True)
+class GateReading:
+    """What the gate weighs from the database: read without locks, so no lock is held while it decides."""
+
+    tick: int
+    trust: float
+    role: Role
+    strengths: dict[SignalType, float]
+
+
+def read_for_gate(connection: Connection, agent_id: str, target: str) -> GateReading:
+    """The tick, the agent's trust and role (an unknown agent's defaults) and the live traces at ``target``."""
+    rows = _GATE_READING.all(connection, {"agent": agent_id, "location": target})
+    first = rows[0]
+    tick = int(first["tick_count"])
+    strengths = {
+        SignalType(row["signal_type"]): strength_at(row["strength"], row["decay_rate"], tick - row["written_tick"])
+        for row in rows
+        if row["signal_type"] is not None and row["expires_tick"] > tick
+    }
+    if first["role"] is None:
+        return GateReading(tick, INITIAL_TRUST, role_for(INITIAL_TRUST), strengths)
+    return GateReading(tick, first["trust"], Role(first["role"]), strengths)
+
+
+def new_proposal_id() -> str:
+    """A time-ordered UUID (version 7 layout: unix milliseconds, then random bits).
+
+    Ordered ids append to the end of the proposal index instead of landing on a random
+    page of it, which keeps each commit's write small.
+    """
+    millis = time.time_ns() // 1_000_000
+    bits = (millis & (2**48 - 1)) << 80 | secrets.randbits(80)
+    bits = (bits & ~(0xF << 76)) | (0x7 << 76)  # version 7
+    bits = (bits & ~(0x3 << 62)) | (0x2 << 62)  # RFC 4122 variant
+    return str(uuid.UUID(int=bits))
 
 
 def store_proposal(

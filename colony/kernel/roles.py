@@ -33,10 +33,7 @@ TESTS_WEIGHT = 0.6
 FEEDBACK_WEIGHT = 0.4
 _A = tables.agents
 _COUNT_PROPOSAL = Prepared(
-    update(_A)
-    .where(_A.c.agent_id == bindparam("agent"))
-    .values(total_proposals=_A.c.total_proposals + 1)
-    .returning(*_A.c)
+    update(_A).where(_A.c.agent_id == bindparam("agent")).values(total_proposals=_A.c.total_proposals + 1)
 )
 
 
@@ -69,8 +66,8 @@ class AgentRow:
     last_updated: float
 
 
-def _row(row: Row[Any] | dict[str, Any]) -> AgentRow:
-    fields = row if isinstance(row, dict) else row._mapping
+def _row(row: Row[Any]) -> AgentRow:
+    fields = row._mapping
     return AgentRow(
         agent_id=fields["agent_id"],
         trust=fields["trust"],
@@ -84,21 +81,23 @@ def _row(row: Row[Any] | dict[str, Any]) -> AgentRow:
 class RoleAdapter:
     """Profiles, trust updates and role changes; every method works inside a caller's transaction."""
 
-    def ensure(self, connection: Connection, agent_id: str, now: float) -> None:
-        """Create a SANDBOX profile with trust 0.1 for an agent seen for the first time."""
+    def ensure(self, connection: Connection, agent_id: str, now: float, *, proposals: int = 0) -> bool:
+        """Create a SANDBOX profile with trust 0.1 for an agent seen for the first time; True if created."""
         upsert = sqlite_insert if connection.dialect.name == "sqlite" else pg_insert
-        connection.execute(
+        created = connection.execute(
             upsert(_A)
             .values(
                 agent_id=agent_id,
                 trust=INITIAL_TRUST,
                 role=role_for(INITIAL_TRUST).value,
-                total_proposals=0,
+                total_proposals=proposals,
                 accepted_proposals=0,
                 last_updated=now,
             )
             .on_conflict_do_nothing()
-        )
+            .returning(_A.c.agent_id)
+        ).first()
+        return created is not None
 
     def get(self, connection: Connection, agent_id: str, *, lock: bool = False) -> AgentRow | None:
         """The stored profile, or None for an unknown agent."""
@@ -106,14 +105,12 @@ class RoleAdapter:
         row = connection.execute(query.with_for_update() if lock else query).first()
         return None if row is None else _row(row)
 
-    def count_proposal(self, connection: Connection, agent_id: str, now: float) -> AgentRow:
-        """Count one more proposal from ``agent_id`` (creating its profile) and return the profile."""
-        row = _COUNT_PROPOSAL.first(connection, {"agent": agent_id})
-        if row is None:
-            self.ensure(connection, agent_id, now)
-            row = _COUNT_PROPOSAL.first(connection, {"agent": agent_id})
-        assert row is not None
-        return _row(row)
+    def count_proposal(self, connection: Connection, agent_id: str, now: float) -> None:
+        """Count one more proposal from ``agent_id``, creating its profile on first sight."""
+        if _COUNT_PROPOSAL.rowcount(connection, {"agent": agent_id}) == 1:
+            return
+        if not self.ensure(connection, agent_id, now, proposals=1):  # another process created it first
+            _COUNT_PROPOSAL.rowcount(connection, {"agent": agent_id})
 
     def apply_outcome(
         self, connection: Connection, agent_id: str, tests_passed: bool, human_feedback: float, now: float

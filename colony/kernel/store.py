@@ -35,7 +35,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
-from sqlalchemy.pool import StaticPool
+from sqlalchemy.pool import NullPool, StaticPool
 from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import ClauseElement
 
@@ -238,14 +238,14 @@ class Store:
         if not self.is_sqlite:
             if url.startswith("postgresql://") or url.startswith("postgres://"):
                 url = "postgresql+psycopg://" + url.split("://", 1)[1]
-            return create_engine(url, pool_pre_ping=True)
+            return create_engine(url, poolclass=NullPool)
         memory = url in ("sqlite://", "sqlite:///:memory:")
-        extra: dict[str, Any] = {"poolclass": StaticPool} if memory else {}
+        extra: dict[str, Any] = {"poolclass": StaticPool if memory else NullPool}
         engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False}, **extra)
 
         @event.listens_for(engine, "connect")
         def _on_connect(dbapi_connection: Any, _record: Any) -> None:
-            dbapi_connection.isolation_level = None  # SQLAlchemy emits BEGIN itself, below
+            dbapi_connection.isolation_level = None  # the driver leaves BEGIN to _transaction
             cursor = dbapi_connection.cursor()
             if not memory:
                 cursor.execute("PRAGMA journal_mode=WAL")
@@ -253,15 +253,14 @@ class Store:
             cursor.execute("PRAGMA busy_timeout=30000")
             cursor.close()
 
-        @event.listens_for(engine, "begin")
-        def _on_begin(connection: Connection) -> None:
-            mode = connection.get_execution_options().get("colony_begin", "DEFERRED")
-            connection.connection.dbapi_connection.execute(f"BEGIN {mode}")  # type: ignore[union-attr]
-
         return engine
 
     def _connection(self) -> Connection:
-        """This thread's connection, kept between calls; a forked child never touches its parent's."""
+        """This thread's connection, kept between calls; a forked child never touches its parent's.
+
+        Connections are per thread rather than pooled (NullPool), so any number of worker
+        threads can use one kernel; a thread's connection closes when the thread ends.
+        """
         pid = os.getpid()
         if pid != self._pid:
             self.engine.dispose(close=False)
@@ -273,10 +272,12 @@ class Store:
 
     @contextmanager
     def _transaction(self, *, write: bool) -> Iterator[Connection]:
+        """A transaction; on SQLite a writer takes the write lock up front (``BEGIN IMMEDIATE``)."""
         connection = self._connection()
-        if self.is_sqlite:
-            connection.execution_options(colony_begin="IMMEDIATE" if write else "DEFERRED")
         with connection.begin():
+            if self.is_sqlite:
+                dbapi_connection = connection.connection.dbapi_connection
+                dbapi_connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")  # type: ignore[union-attr]
             yield connection
 
     def run(self, work: Callable[[Connection], T], *, write: bool = True) -> T:

@@ -115,3 +115,15 @@ def test_secret_from_settings_is_used(colony_home: Path, clock: FakeClock) -> No
     second = ColonyKernel(settings, clock=clock)  # a restart keeps honouring the same key
     assert second.record_outcome(REPORT, authorization=token).attested
     second.close()
+
+
+def test_genuine_signature_for_an_unissued_verdict_is_refused(kernel: ColonyKernel, clock: FakeClock) -> None:
+    claims = kernel.attestor.issue("no-such-proposal", "engineer-1", "patch_file", "pkg.parser", clock.now)
+    with pytest.raises(AttestationError, match="no issued verdict"):
+        kernel.record_outcome(REPORT, authorization=kernel.attestor.sign(claims))
+
+
+def test_a_held_verdict_carries_no_authorization_to_consume(kernel: ColonyKernel) -> None:
+    kernel.set_trust("engineer-1", 0.6)
+    verdict = kernel.propose_action(good_plan(evidence="{}"))
+    assert verdict.decision.value == "hold" and verdict.authorization is None

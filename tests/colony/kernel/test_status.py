@@ -1,0 +1,27 @@
+"""The status snapshot: recent consequences newest first (at most 10), roles, and threads sharing a kernel."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+from colony.kernel import ColonyKernel
+
+REPORT = {"action_type": "patch_file", "target": "pkg.a", "actual_outcome": "done", "tests_passed": True}
+
+
+def test_recent_consequences_newest_first(kernel: ColonyKernel) -> None:
+    ids = [kernel.record_outcome({**REPORT, "agent_id": f"ant-{n % 3}"}).consequence_id for n in range(12)]
+    recent = kernel.status().recent_consequences
+    assert [r.consequence_id for r in recent] == ids[::-1][:10]
+    assert kernel.status().role_distribution == {"repair_ant": 3}  # four passing outcomes each: 0.1 -> 0.258
+
+
+def test_many_threads_share_one_kernel(kernel: ColonyKernel) -> None:
+    def report(n: int) -> str:
+        return kernel.record_outcome({**REPORT, "agent_id": "ant"}).consequence_id
+
+    with ThreadPoolExecutor(max_workers=24) as pool:
+        ids = list(pool.map(report, range(48)))
+    assert len(set(ids)) == 48
+    assert len(kernel.consequence_log("ant")) == 48
+    assert kernel.agent_profile("ant").accepted_proposals == 48
