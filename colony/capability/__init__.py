@@ -1,6 +1,7 @@
 """The capability framework: typed actions, tool capabilities, the action menu."""
 
 from colony.capability._actions import ActionDefinition, action_executor
+from colony.capability._schema import compiled_validator
 from colony.capability.base import ActionDescription, AgentCapability, action_menu
 from colony.capability.tool import LocalToolCapability, Preconditions, ToolCapability
 
@@ -13,4 +14,5 @@ __all__ = [
     "ToolCapability",
     "action_executor",
     "action_menu",
+    "compiled_validator",
 ]

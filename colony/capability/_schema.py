@@ -1,7 +1,9 @@
-"""JSON Schema helpers: derive, clean and compare schemas.
+"""JSON Schema helpers: derive, clean, compare and compile schemas.
 
 A schema derived from Python types is compared with a
 declared one so a signature cannot drift from the contract the model reads.
+A schema is checked and compiled (in the draft its ``$schema`` names) once,
+then served from a cache keyed by its canonical JSON.
 """
 
 from __future__ import annotations

@@ -17,9 +17,12 @@ METHOD = "extractive-frequency"
 #: Longest text accepted, in characters (about 10 MB of ASCII).
 MAX_TEXT_CHARS = 10_000_000
 
-_SENTENCE_BREAK = re.compile(r"(?<=[.!?])\s+")
+_SENTENCE_END = re.compile(r"([.!?])(\s+)")
 # The seed's \b\w+\b; a maximal run of \w is always bounded by \b, so \w+ finds the same words.
 _WORD = re.compile(r"\w+")
+_NON_WORD_TO_SPACE = str.maketrans(
+    {character: " " for character in map(chr, range(128)) if not (character.isalnum() or character == "_")}
+)
 _STOP_WORDS_TEXT = """
     a about above after again against all also am an and another any are as at be because been before being
     below between both but by can could did do does doing down during each either else etc even ever every
@@ -67,13 +70,37 @@ class Summary(TypedDict):
     method: str
 
 
+def split_words(text: str) -> tuple[list[str], list[list[str]]]:
+    """Steps 1-2: the sentences of ``text``, and each one's lower-cased words."""
+    text = text.strip()
+    if not text:
+        return [], []
+    # Split as (?<=[.!?])\s+ would, but with the mark and the gap captured: a look-behind
+    # at every whitespace character is several times slower.
+    pieces = _SENTENCE_END.split(text)
+    sentences, spans, start = [], [], 0
+    for index in range(0, len(pieces) - 1, 3):
+        body, mark, gap = pieces[index : index + 3]
+        end = start + len(body) + len(mark)
+        sentences.append(body + mark)
+        spans.append((start, end))
+        start = end + len(gap)
+    sentences.append(pieces[-1])
+    spans.append((start, len(text)))
+    if not text.isascii():
+        return sentences, [_WORD.findall(sentence.lower()) for sentence in sentences]
+    # ASCII fast path, the same words as \w+: every other character becomes a space, then
+    # str.split() over each sentence's span (several times faster than a regex per sentence).
+    spaced = text.lower().translate(_NON_WORD_TO_SPACE)
+    return sentences, [spaced[start:end].split() for start, end in spans]
+
+
 def summarize(text: str, max_sentences: int) -> Summary:
     """Seed 004's seven steps: split, tokenize, drop stop words, count, score, pick top K, restore order."""
-    sentences = [sentence for sentence in _SENTENCE_BREAK.split(text.strip()) if sentence]
-    words = [_WORD.findall(sentence.lower()) for sentence in sentences]
+    sentences, words = split_words(text)
     frequency = Counter(chain.from_iterable(words))
     # Dropping stop words from the frequency table gives each one a weight of 0: the same
-    # scores as filtering them out of every sentence, for one deletion per stop word.
+    # scores as filtering them out of every sentence, for one check per distinct word.
     weights = {word: count for word, count in frequency.items() if word not in STOP_WORDS}
     scores = [sum(map(weights.get, sentence_words, repeat(0))) for sentence_words in words]
     # sorted() is stable (reverse=True too), so of equally scored sentences the earlier one is kept.

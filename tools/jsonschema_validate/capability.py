@@ -10,7 +10,7 @@ from referencing.exceptions import Unresolvable
 from typing_extensions import TypedDict
 
 from colony import LocalToolCapability, ToolInputError, ToolSpec, action_executor
-from colony.capability._schema import compiled_validator
+from colony.capability import compiled_validator
 from colony.spec import CostModel, Licensing, ResourceRequirements
 
 #: At most this many errors are listed; ``valid`` is false whenever there is one.

@@ -182,12 +182,14 @@ def _numbers(text: str, types: tuple[PiiType, ...]) -> Iterator[Finding]:
             kind: PiiType = match.lastgroup  # type: ignore[assignment]
             if kind == "credit_card" and not _is_card(match.group()):
                 continue
-            yield Finding(type=kind, start=match.start(), end=match.end())
+            yield {"type": kind, "start": match.start(), "end": match.end()}
 
 
 def find_pii(text: str, types: tuple[PiiType, ...]) -> list[Finding]:
     """Every PII value of ``types`` in ``text``, left to right; an email wins over a number inside it."""
-    emails = [Finding(type="email", start=s, end=e) for s, e in _emails(text)] if "email" in types else []
+    emails: list[Finding] = (
+        [{"type": "email", "start": start, "end": end} for start, end in _emails(text)] if "email" in types else []
+    )
     numeric_types = tuple(kind for kind in types if kind != "email")
     if not numeric_types:
         return emails
@@ -285,7 +287,9 @@ class PiiRedact(LocalToolCapability):
             cursor = finding["end"]
             counts[finding["type"]] += 1
         pieces.append(text[cursor:])
-        return Redacted(
-            redacted_text="".join(pieces),
-            redactions=[Redaction(type=kind, count=count) for kind, count in counts.items() if count],
-        )
+        # Dict literals: calling a TypedDict class to build one is several times slower.
+        result: Redacted = {
+            "redacted_text": "".join(pieces),
+            "redactions": [{"type": kind, "count": count} for kind, count in counts.items() if count],
+        }
+        return result

@@ -1,7 +1,11 @@
+import random
+import re
+
 import pytest
 
 from colony import ToolInputError
 from tools.doc_summarize import DocSummarize
+from tools.doc_summarize.capability import split_words
 
 
 @pytest.fixture
@@ -130,3 +134,33 @@ def test_spec_carries_the_seed_identity():
     assert spec.policy_tags == ("nlp", "pure", "no_network")
     assert spec.required_capabilities == ("tool:doc_summarize",)
     assert DocSummarize.actions()["summarize_text"].input_schema == spec.inputs_schema
+
+
+def seed_steps_1_and_2(text):
+    """The seed's own regexes, sentence by sentence: the reference for split_words."""
+    sentences = [sentence for sentence in re.split(r"(?<=[.!?])\s+", text.strip()) if sentence]
+    return sentences, [re.findall(r"\b\w+\b", sentence.lower()) for sentence in sentences]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        ARTICLE,
+        "Tabs\tand\nnewlines!  Under_scores, dashes-and.dots? x1y2 .. end",
+        "No terminal punctuation at all",
+        "Ünïcödé wörds cöunt tóo. Straße is one word! 数据 也是.",
+        "Mixed ASCII first. Then café.",
+        "\x1c odd \x0b whitespace. ok",
+    ],
+)
+def test_split_words_matches_the_seed_regexes(text):
+    assert split_words(text) == seed_steps_1_and_2(text)
+
+
+def test_split_words_matches_the_seed_regexes_on_random_text():
+    rng = random.Random(11)
+    ascii_only = "abcXYZ019_ .!?,;:-'\"\t\n\r\x0b\x1f"
+    for index in range(300):
+        alphabet = ascii_only if index % 2 else ascii_only + "éß"
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 80)))
+        assert split_words(text) == seed_steps_1_and_2(text), repr(text)
