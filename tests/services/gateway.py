@@ -66,7 +66,18 @@ def start_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StartGat
             process.stderr.close()
 
 
+GATEWAY_MAX_BODY_BYTES = 65536
+GATEWAY_MAX_ARGUMENT_BYTES = 16384
+
+
 @pytest.fixture(scope="session")
 def gateway_url(start_gateway: StartGateway) -> str:
-    """An open gateway (no tokens) on loopback, serving the repository's catalog; shared, so use fresh agent ids."""
-    return start_gateway()
+    """An open gateway (no tokens) on loopback, serving the repository's catalog, with small caps.
+
+    Shared by the whole session: its kernel state belongs to the MCP seed-example
+    test (tests/colony/surfaces/test_mcp_http.py); other tests call catalog tools only.
+    """
+    return start_gateway(
+        COLONY_GATEWAY_MAX_BODY_BYTES=str(GATEWAY_MAX_BODY_BYTES),
+        COLONY_GATEWAY_MAX_ARGUMENT_BYTES=str(GATEWAY_MAX_ARGUMENT_BYTES),
+    )

@@ -2,14 +2,14 @@
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import httpx
 import pytest
 
+from tests.colony.surfaces.conftest import UNREACHABLE_PEER
 from tests.colony.surfaces.seed004 import BAD_UNIT, EXAMPLES, SeedExample
-from tests.services.gateway import StartGateway
+from tests.services.gateway import GATEWAY_MAX_ARGUMENT_BYTES, GATEWAY_MAX_BODY_BYTES
 
 
 def tool_call(base: str, tool: str, args: object, kind: str = "local", **target: object) -> httpx.Response:
@@ -77,21 +77,26 @@ def test_a_body_that_is_not_json_is_422(gateway_url: str) -> None:
     assert response.status_code == 422 and response.json()["ok"] is False
 
 
-def test_oversized_body_and_arguments_are_413(start_gateway: StartGateway) -> None:
-    url = start_gateway(COLONY_GATEWAY_MAX_BODY_BYTES="4096", COLONY_GATEWAY_MAX_ARGUMENT_BYTES="512")
-    text = "x" * 1000
-    response = tool_call(url, "doc_summarize", {"text": text})
-    assert response.status_code == 413 and "512" in response.json()["error"]["message"]
-    response = tool_call(url, "doc_summarize", {"text": "y" * 5000})
+STREAMED_CHUNKS = [b'{"tool_name": "doc_summarize", "tool_args": {"text": "', b"z" * GATEWAY_MAX_BODY_BYTES, b'"}}']
+
+
+def test_oversized_body_and_arguments_are_413(gateway_url: str) -> None:
+    response = tool_call(gateway_url, "doc_summarize", {"text": "x" * GATEWAY_MAX_ARGUMENT_BYTES})
+    assert response.status_code == 413 and str(GATEWAY_MAX_ARGUMENT_BYTES) in response.json()["error"]["message"]
+    response = tool_call(gateway_url, "doc_summarize", {"text": "y" * GATEWAY_MAX_BODY_BYTES})
     assert response.status_code == 413 and response.json()["error"]["type"] == "PayloadTooLargeError"
     streamed = httpx.post(
-        f"{url}/v1/tool_call",
-        content=iter([b'{"tool_name": "doc_summarize", "tool_args": {"text": "', b"z" * 5000, b'"}}']),
+        f"{gateway_url}/v1/tool_call",
+        content=iter(
+            [b'{"tool_name": "doc_summarize", "tool_args": {"text": "', b"z" * GATEWAY_MAX_BODY_BYTES, b'"}}']
+        ),
         headers={"content-type": "application/json"},
         timeout=10,
     )
     assert streamed.status_code == 413
-    assert tool_call(url, "unit_convert", {"value": 1, "from_unit": "km", "to_unit": "m"}).status_code == 200
+    listing = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {"padding": "p" * GATEWAY_MAX_BODY_BYTES}}
+    assert httpx.post(f"{gateway_url}/mcp", json=listing, timeout=10).status_code == 413
+    assert tool_call(gateway_url, "unit_convert", {"value": 1, "from_unit": "km", "to_unit": "m"}).status_code == 200
 
 
 def test_catalog_lists_seed_tool_schemas(gateway_url: str) -> None:
@@ -131,29 +136,28 @@ def test_health_and_openapi(gateway_url: str) -> None:
     assert httpx.get(f"{gateway_url}/docs", timeout=10).status_code == 200
 
 
-def test_remote_and_auto_route_to_a_peer(start_gateway: StartGateway, gateway_url: str, tmp_path: Path) -> None:
-    peer = gateway_url
-    registry = {"version": 1, "tools": []}
-    root = tmp_path / "empty-repo"
-    (root / ".colony").mkdir(parents=True)
-    (root / ".colony" / "tool-registry.json").write_text(json.dumps(registry))
-    front = start_gateway(COLONY_REPO_ROOT=str(root), COLONY_GATEWAY_PEERS=f"http://127.0.0.1:1,{peer}")
-    args = {"value": 10, "from_unit": "miles", "to_unit": "km"}
+def test_remote_and_auto_route_to_a_peer(governed_gateway: tuple[str, Path], gateway_url: str) -> None:
+    front, _ = governed_gateway
+    peer_node = gateway_url.removeprefix("http://")
+    text = {"text": "One sentence. Another one.", "max_sentences": 1}
 
-    remote = tool_call(front, "unit_convert", args, kind="remote", url=peer)
+    remote = tool_call(
+        front, "unit_convert", {"value": 10, "from_unit": "miles", "to_unit": "km"}, "remote", url=gateway_url
+    )
     assert remote.status_code == 200 and remote.json()["result"]["value"] == 16.0934
-    assert remote.json()["node"] == peer.removeprefix("http://")
+    assert remote.json()["node"] == peer_node
 
-    auto = tool_call(front, "unit_convert", args, kind="auto")
-    assert auto.status_code == 200 and auto.json()["node"] == peer.removeprefix("http://")
+    auto = tool_call(front, "doc_summarize", text, kind="auto")
+    assert auto.status_code == 200 and auto.json()["node"] == peer_node
+    assert auto.json()["result"]["summary_sentences"] == 1
+    assert tool_call(front, "doc_summarize", text).status_code == 404
+    here = tool_call(front, "unit_convert", {"value": 1, "from_unit": "km", "to_unit": "m"}, kind="auto")
+    assert here.status_code == 200 and here.json()["node"] == front.removeprefix("http://")
 
-    local = tool_call(front, "unit_convert", args)
-    assert local.status_code == 404
-
-    bad = tool_call(front, *BAD_UNIT[:2], kind="remote", url=peer)
+    bad = tool_call(front, *BAD_UNIT[:2], kind="remote", url=gateway_url)
     assert bad.status_code == 400 and bad.json()["error"]["message"] == BAD_UNIT[2]
 
     missing = tool_call(front, "pdf_render", {}, kind="auto")
     assert missing.status_code == 404
     message = missing.json()["error"]["message"]
-    assert "http://127.0.0.1:1 (" in message and f"{peer} (does not have it)" in message
+    assert f"{UNREACHABLE_PEER} (" in message and f"{gateway_url} (does not have it)" in message

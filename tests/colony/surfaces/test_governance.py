@@ -5,11 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import httpx
-import pytest
 
-from tests.colony.surfaces.sample_tools import sample_repo
 from tests.colony.surfaces.seed001 import call, mcp_over_http
-from tests.services.gateway import StartGateway
 
 CASE = {
     "rationale": "Record the outcome of the nightly calibration run for the operators to review",
@@ -18,15 +15,8 @@ CASE = {
 }
 
 
-@pytest.fixture(scope="module")
-def governed(start_gateway: StartGateway, tmp_path_factory: pytest.TempPathFactory) -> tuple[str, Path]:
-    root = sample_repo(tmp_path_factory.mktemp("repo"))
-    home = tmp_path_factory.mktemp("home")
-    return start_gateway(COLONY_REPO_ROOT=str(root), COLONY_HOME=str(home)), home / "notes.txt"
-
-
-async def test_the_gate_refuses_a_sandbox_agent_and_nothing_runs(governed: tuple[str, Path]) -> None:
-    url, notes = governed
+async def test_the_gate_refuses_a_sandbox_agent_and_nothing_runs(governed_gateway: tuple[str, Path]) -> None:
+    url, notes = governed_gateway
     response = httpx.post(
         f"{url}/v1/tool_call",
         json={"tool_name": "append_note", "tool_args": {"note": "from a newcomer"}, **CASE},
@@ -49,8 +39,8 @@ async def test_the_gate_refuses_a_sandbox_agent_and_nothing_runs(governed: tuple
     assert not notes.exists()
 
 
-async def test_a_trusted_agent_is_gated_executed_and_recorded(governed: tuple[str, Path]) -> None:
-    url, notes = governed
+async def test_a_trusted_agent_is_gated_executed_and_recorded(governed_gateway: tuple[str, Path]) -> None:
+    url, notes = governed_gateway
     async with mcp_over_http(url, **{"X-Colony-Agent": "scribe"}) as client:
         for _ in range(3):
             answer, failed = await call(

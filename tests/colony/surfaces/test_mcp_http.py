@@ -14,12 +14,10 @@ from tests.colony.surfaces.seed001 import (
     exercise_seed_examples,
     mcp_over_http,
 )
-from tests.services.gateway import StartGateway
 
 
-async def test_seed_examples_over_streamable_http(start_gateway: StartGateway) -> None:
-    url = start_gateway()
-    async with Client(f"{url}/mcp") as client:
+async def test_seed_examples_over_streamable_http(gateway_url: str) -> None:
+    async with Client(f"{gateway_url}/mcp") as client:
         names = {tool.name for tool in (await client.list_tools()).tools}
         assert set(KERNEL_TOOLS) | {"unit_convert", "jsonschema_validate", "doc_summarize"} <= names
         await exercise_seed_examples(client)
