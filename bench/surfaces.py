@@ -119,6 +119,19 @@ async def in_process(calls: int) -> list[float]:
     return latencies
 
 
+def cpu_seconds(pid: int) -> float:
+    """CPU time (user + system) of ``pid`` and its direct children so far, from /proc (Linux)."""
+    total = 0.0
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            fields = stat.read_text().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if stat.parent.name == str(pid) or fields[1] == str(pid):
+            total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+
 def ms(latencies: list[float], quantile: float) -> float:
     ordered = sorted(latencies)
     return ordered[min(len(ordered) - 1, int(quantile * len(ordered)))] * 1000
@@ -156,23 +169,31 @@ def main() -> None:
             gateway = start_gateway(port, home, workers)
             try:
                 print(f"-- colony gateway --workers {workers}")
-                run(port) if workers == 1 else run_load(port)
+                run(port, gateway.pid) if workers == 1 else run_load(port, gateway.pid)
             finally:
                 gateway.terminate()
                 gateway.wait(timeout=10)
 
 
-def run_load(port: int) -> None:
+def loaded_run(port: int, pid: int, request: bytes) -> tuple[float, list[float], float]:
+    """Sixteen clients for LOAD_SECONDS: requests/s, latencies, and the server's CPU ms per request."""
+    before = cpu_seconds(pid)
+    throughput, latencies = uvloop.run(concurrent(port, request))
+    return throughput, latencies, (cpu_seconds(pid) - before) * 1000 / max(1, len(latencies))
+
+
+def run_load(port: int, pid: int) -> None:
     """The sixteen-client figures only, for a multi-worker gateway."""
-    throughput, loaded = uvloop.run(concurrent(port, request_bytes("/v1/tool_call", TOOL_CALL, port)))
+    throughput, loaded, cpu = loaded_run(port, pid, request_bytes("/v1/tool_call", TOOL_CALL, port))
     mcp_throughput, mcp_loaded = uvloop.run(concurrent(port, request_bytes("/mcp", MCP_CALL, port)))
     print(
-        f"POST /v1/tool_call, {CONCURRENCY} clients: {throughput:,.0f} req/s, p50 {ms(loaded, 0.5):.3f} ms; "
+        f"POST /v1/tool_call, {CONCURRENCY} clients: {throughput:,.0f} req/s, p50 {ms(loaded, 0.5):.3f} ms, "
+        f"server CPU {cpu:.3f} ms/request; "
         f"MCP tools/call: {mcp_throughput:,.0f} req/s, p50 {ms(mcp_loaded, 0.5):.3f} ms"
     )
 
 
-def run(port: int) -> None:
+def run(port: int, pid: int) -> None:
     """Measure side by side: in-process, /v1/tool_call and /mcp, one client and sixteen."""
     tool_call = request_bytes("/v1/tool_call", TOOL_CALL, port)
     mcp_call = request_bytes("/mcp", MCP_CALL, port)
@@ -180,8 +201,8 @@ def run(port: int) -> None:
     http_seq = uvloop.run(sequential(port, tool_call, SEQUENTIAL_CALLS))
     mcp_seq = uvloop.run(sequential(port, mcp_call, SEQUENTIAL_CALLS))
     official = anyio.run(official_client, port, 300)
-    throughput, loaded = uvloop.run(concurrent(port, tool_call))
-    mcp_throughput, mcp_loaded = uvloop.run(concurrent(port, mcp_call))
+    throughput, loaded, cpu = loaded_run(port, pid, tool_call)
+    mcp_throughput, mcp_loaded, mcp_cpu = loaded_run(port, pid, mcp_call)
 
     print(f"in-process LocalToolHost.call unit_convert: p50 {ms(local, 0.5):.3f} ms")
     print(
@@ -190,19 +211,25 @@ def run(port: int) -> None:
     )
     print(
         f"POST /v1/tool_call, {CONCURRENCY} clients: {throughput:,.0f} req/s (target >= 2,000), "
-        f"p50 {ms(loaded, 0.5):.3f} ms, p99 {ms(loaded, 0.99):.3f} ms"
+        f"p50 {ms(loaded, 0.5):.3f} ms, p99 {ms(loaded, 0.99):.3f} ms; "
+        f"server CPU {cpu:.3f} ms/request = {1000 / cpu:,.0f} req/s per core"
     )
     print(
         f"MCP tools/call (raw JSON-RPC POST /mcp), 1 client: p50 {ms(mcp_seq, 0.5):.3f} ms, "
         f"p99 {ms(mcp_seq, 0.99):.3f} ms"
     )
-    print(f"MCP tools/call, {CONCURRENCY} clients: {mcp_throughput:,.0f} req/s, p50 {ms(mcp_loaded, 0.5):.3f} ms")
+    print(
+        f"MCP tools/call, {CONCURRENCY} clients: {mcp_throughput:,.0f} req/s, p50 {ms(mcp_loaded, 0.5):.3f} ms; "
+        f"server CPU {mcp_cpu:.3f} ms/request"
+    )
     print(f"MCP tools/call through the official mcp Client: p50 {ms(official, 0.5):.3f} ms")
     print(
         f"ratios: MCP/HTTP p50 {ms(mcp_seq, 0.5) / ms(http_seq, 0.5):.2f}x (1 client), "
         f"{throughput / mcp_throughput:.2f}x throughput; official client/HTTP p50 "
-        f"{ms(official, 0.5) / ms(http_seq, 0.5):.2f}x; HTTP/in-process p50 {ms(http_seq, 0.5) / ms(local, 0.5):.0f}x"
+        f"{ms(official, 0.5) / ms(http_seq, 0.5):.2f}x; HTTP/in-process p50 {ms(http_seq, 0.5) / ms(local, 0.5):.0f}x; "
+        f"MCP/HTTP server CPU per call {mcp_cpu / cpu:.2f}x"
     )
+    print(f"load average during the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":
