@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING, Any
 from jsonschema import Draft202012Validator
 
 from colony.errors import ColonyError, FieldError, KernelInputError
+from colony.surfaces.kernel_provider import KernelProvider
 
 if TYPE_CHECKING:
     from colony.kernel import ColonyKernel
@@ -42,7 +43,13 @@ class KernelTool:
 
     def check(self, arguments: Mapping[str, Any]) -> None:
         """Raise KernelInputError naming every field that does not fit the input schema."""
-        problems = [_field_error(error) for error in self.validator.iter_errors(dict(arguments))]
+        missing = [name for name in self.input_schema.get("required", []) if name not in arguments]
+        problems = [FieldError(field=name, message="required argument is missing") for name in missing]
+        problems += [
+            _field_error(error)
+            for error in self.validator.iter_errors(dict(arguments))
+            if error.validator != "required"
+        ]
         if problems:
             summary = "; ".join(f"{problem.field or '<arguments>'}: {problem.message}" for problem in problems)
             raise KernelInputError(f"invalid arguments for {self.name}: {summary}", errors=problems)
@@ -59,12 +66,12 @@ def kernel_tools() -> dict[str, KernelTool]:
     return tools
 
 
-def run_kernel_tool(kernel: ColonyKernel, name: str, arguments: Mapping[str, Any]) -> Any:
-    """Run one ``colony_*`` tool; an error of any kind becomes ``{"error": message}``."""
+def run_kernel_tool(kernels: KernelProvider, name: str, arguments: Mapping[str, Any]) -> Any:
+    """Run one ``colony_*`` tool; an error of any kind, even opening the store, becomes ``{"error": message}``."""
     tool = kernel_tools()[name]
     try:
         tool.check(arguments)
-        return _HANDLERS[name](kernel, dict(arguments))
+        return _HANDLERS[name](kernels.get(), dict(arguments))
     except ColonyError as error:
         return {"error": str(error)}
     except Exception as error:  # noqa: BLE001 - seed 001: an exception becomes the error result
@@ -73,9 +80,6 @@ def run_kernel_tool(kernel: ColonyKernel, name: str, arguments: Mapping[str, Any
 
 def _field_error(error: Any) -> FieldError:
     path = [str(part) for part in error.absolute_path]
-    if error.validator == "required":
-        missing = next((name for name in error.validator_value if name not in error.instance), "")
-        return FieldError(field=".".join([*path, missing]), message="required argument is missing")
     expected = json.dumps(error.validator_value) if error.validator in ("type", "enum") else None
     return FieldError(field=".".join(path), message=error.message, expected=expected)
 

@@ -57,8 +57,7 @@ def build_mcp_server(host: LocalToolHost, *, default_agent: str | None = None) -
     async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
         arguments = dict(params.arguments or {})
         if params.name in kernel_tools():
-            kernel = host.kernels.get()
-            answer = await anyio.to_thread.run_sync(run_kernel_tool, kernel, params.name, arguments)
+            answer = await anyio.to_thread.run_sync(run_kernel_tool, host.kernels, params.name, arguments)
             failed = isinstance(answer, dict) and set(answer) == {"error"}
             return _answer(answer, structured=isinstance(answer, dict), error=failed)
         try:
