@@ -68,12 +68,21 @@ class Router:
         return Routed(answer=answer, node=self.settings.node)
 
     async def _from_peers(self, request: ToolCallRequest, caller: Caller) -> Routed:
+        """The first peer that lists the tool and can be reached runs it.
+
+        A peer that is down or slow to list its catalog is skipped; a call that
+        times out is not retried elsewhere, since it may have run.
+        """
         tried = []
         for peer in self.settings.peers:
             try:
                 if request.tool_name not in await self._tools_of(peer):
                     tried.append(f"{peer.url} (does not have it)")
                     continue
+            except (PeerError, CallTimeoutError) as error:
+                tried.append(f"{peer.url} ({error})")
+                continue
+            try:
                 return await self._remote(peer, request, caller)
             except PeerError as error:
                 tried.append(f"{peer.url} ({error})")
