@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import multiprocessing
+import os
 import statistics
 import tempfile
 import time
@@ -40,29 +41,36 @@ def _kernel(url: str, **settings: float) -> ColonyKernel:
     return kernel
 
 
-def _proposals(url: str, count: int) -> tuple[float, float, float]:
-    """(proposals/s, p50 ms, p99 ms) of ``count`` EXECUTE verdicts (reservation + signed authorization)."""
+def _proposals(url: str, count: int) -> tuple[float, float, float, float]:
+    """(proposals/s, p50 ms, p99 ms, CPU µs per proposal) of ``count`` EXECUTE verdicts.
+
+    Each verdict reserves budget and carries a signed authorization. The CPU time (user +
+    system, this process) shows the cost apart from what other processes on the machine take.
+    """
     kernel = _kernel(url)
     for _ in range(100):  # warm the statement cache
         kernel.propose_action(PLAN)
     latencies = []
-    started = time.perf_counter()
+    started, cpu = time.perf_counter(), time.process_time()
     for _ in range(count):
         begin = time.perf_counter()
         verdict = kernel.propose_action(PLAN)
         latencies.append(time.perf_counter() - begin)
         assert verdict.decision is Decision.EXECUTE
-    elapsed = time.perf_counter() - started
+    elapsed, cpu = time.perf_counter() - started, time.process_time() - cpu
     kernel.close()
     latencies.sort()
-    return count / elapsed, latencies[len(latencies) // 2] * 1e3, latencies[int(len(latencies) * 0.99)] * 1e3
+    p50, p99 = latencies[len(latencies) // 2] * 1e3, latencies[int(len(latencies) * 0.99)] * 1e3
+    return count / elapsed, p50, p99, cpu / count * 1e6
 
 
 def bench_propose(directory: Path) -> None:
-    file_rate, file_p50, file_p99 = _proposals(f"sqlite:///{directory / 'propose.db'}", PROPOSALS)
-    memory_rate, memory_p50, memory_p99 = _proposals("sqlite://", PROPOSALS)
-    print(f"propose_action, SQLite file : {file_rate:8.0f}/s  p50 {file_p50:.2f} ms  p99 {file_p99:.2f} ms")
-    print(f"propose_action, SQLite :memory: {memory_rate:5.0f}/s  p50 {memory_p50:.2f} ms  p99 {memory_p99:.2f} ms")
+    print(f"(load average now: {', '.join(f'{x:.1f}' for x in os.getloadavg())} on {os.cpu_count()} cores)")
+    rows = {"SQLite file": f"sqlite:///{directory / 'propose.db'}", "SQLite :memory:": "sqlite://"}
+    measured = {name: _proposals(url, PROPOSALS) for name, url in rows.items()}
+    for name, (rate, p50, p99, cpu) in measured.items():
+        print(f"propose_action, {name:15}: {rate:6.0f}/s  p50 {p50:.2f} ms  p99 {p99:.2f} ms  CPU {cpu:.0f} µs each")
+    (file_rate, *_), (memory_rate, *_) = measured.values()
     print(f"  file / memory throughput ratio: {file_rate / memory_rate:.2f}")
 
 
@@ -127,16 +135,25 @@ def bench_tick(directory: Path) -> None:
     large.close()
 
 
-def _pg_worker(url: str, count: int, budget: float, ready: Any, results: Any) -> None:
-    """Propose ``count`` times (recording every EXECUTE, attested) once every process is ready."""
+def _pg_worker(url: str, count: int, budget: float, worker: int, ready: Any, results: Any) -> None:
+    """Propose ``count`` times (recording every EXECUTE, attested) once every process is ready.
+
+    Each process is its own agent working on its own module; all share the one budget.
+    """
     kernel = ColonyKernel(KernelSettings(database_url=url, budget_llm_calls=budget, attestation_secret="bench"))
     kernel.status()  # connect before the clock starts
-    report = {"agent_id": "bench-ant", "action_type": "patch_file", "target": "pkg.parser", "actual_outcome": "ok"}
+    plan = {**PLAN, "agent_id": f"bench-ant-{worker}", "target": f"pkg.module{worker}"}
+    report = {
+        "agent_id": plan["agent_id"],
+        "action_type": "patch_file",
+        "target": plan["target"],
+        "actual_outcome": "ok",
+    }
     ready.wait()
     began = time.time()
     executed = 0
     for _ in range(count):
-        verdict = kernel.propose_action(PLAN)
+        verdict = kernel.propose_action(plan)
         if verdict.decision is Decision.EXECUTE:
             executed += 1
             kernel.record_outcome({**report, "tests_passed": True, "llm_calls": 1}, authorization=verdict.authorization)
@@ -148,7 +165,10 @@ def _pg_run(url: str, processes: int, each: int, budget: float) -> tuple[float, 
     """(proposals/s over all processes, proposals, executed) for one run."""
     context = multiprocessing.get_context("fork")
     ready, results = context.Barrier(processes), context.Queue()
-    workers = [context.Process(target=_pg_worker, args=(url, each, budget, ready, results)) for _ in range(processes)]
+    workers = [
+        context.Process(target=_pg_worker, args=(url, each, budget, worker, ready, results))
+        for worker in range(processes)
+    ]
     for worker in workers:
         worker.start()
     finished = [results.get() for _ in workers]
@@ -172,7 +192,8 @@ def bench_postgres(processes: int = 8, each: int = 150, budget: float = 800) -> 
                 setup = ColonyKernel(
                     KernelSettings(database_url=url, budget_llm_calls=budget, attestation_secret="bench")
                 )
-                setup.set_trust("bench-ant", 0.9)
+                for worker in range(count):
+                    setup.set_trust(f"bench-ant-{worker}", 0.9)
                 rate, total, executed = _pg_run(url, count, each if count > 1 else each * 2, budget)
                 usage = setup.status().budget_usage["llm_calls"]
                 print(

@@ -182,19 +182,21 @@ class ColonyKernel:
             period, claims = None, None
             if outcome.decision is Decision.EXECUTE:
                 period = self.ledger.reserve(connection, estimate, now)
-                if period is not None and self.settings.attestation is not AttestationMode.OFF:
-                    claims = self.attestor.issue(
-                        proposal_id, request.agent_id, request.action_type, request.target, now
-                    )
-            if period is None and not self.ledger.fits(connection, estimate, now):
+                approved = period is not None
+            else:
+                approved = self.ledger.fits(connection, estimate, now)
+            if not approved:
                 inputs = replace(inputs, budget_approved=False)
                 outcome = self.gate.decide(inputs)
+            elif period is not None and self.settings.attestation is not AttestationMode.OFF:
+                claims = self.attestor.issue(proposal_id, request.agent_id, request.action_type, request.target, now)
             store_proposal(connection, proposal_id, request, outcome, now, period, estimate, claims)
+            # Rows are locked in one order everywhere (budget, agent, traces), so callers never deadlock.
+            self.roles.count_proposal(connection, request.agent_id, now)
             if outcome.decision is Decision.REFUSE:
                 evidence = {"proposal_id": proposal_id, "action_type": request.action_type}
                 deposit = Deposit(request.target, SignalType.FAILURE, source=SignalSource.AGENT, evidence=evidence)
                 self.pheromones.deposit(connection, deposit, now=now, tick=reading.tick)
-            self.roles.count_proposal(connection, request.agent_id, now)  # last: its row lock is held briefly
             return GateVerdict(
                 decision=outcome.decision,
                 gate_score=outcome.gate_score,
@@ -230,10 +232,8 @@ class ColonyKernel:
         consequence_id = str(uuid.uuid4())
 
         def work(connection: Connection) -> OutcomeRecord:
+            # Rows are locked in one order everywhere (budget, agent, traces), so callers never deadlock.
             proposal = Attestor.consume(connection, claims, now) if claims else None
-            before, after = self.roles.apply_outcome(
-                connection, request.agent_id, request.tests_passed, request.human_feedback, now
-            )
             if proposal is not None:
                 held = {
                     "llm_calls": proposal["reserved_llm_calls"],
@@ -242,6 +242,9 @@ class ColonyKernel:
                 self.ledger.settle(connection, proposal["period"], held, request.usage())
             else:
                 self.ledger.charge(connection, request.usage(), now)
+            before, after = self.roles.apply_outcome(
+                connection, request.agent_id, request.tests_passed, request.human_feedback, now
+            )
             ConsequenceMemory.store(
                 connection,
                 ConsequenceRecord(

@@ -188,14 +188,6 @@ class Prepared:
         cursor.execute(sql, tuple(values[name] for name in order) if order is not None else values)
         return cursor
 
-    def first(self, connection: Connection, parameters: dict[str, Any]) -> dict[str, Any] | None:
-        """The first row as a dict, or None."""
-        cursor = self.execute(connection, parameters)
-        row = cursor.fetchone()
-        names = [column[0] for column in cursor.description] if row is not None else []
-        cursor.close()
-        return None if row is None else dict(zip(names, row, strict=True))
-
     def all(self, connection: Connection, parameters: dict[str, Any]) -> list[dict[str, Any]]:
         """Every row, as dicts."""
         cursor = self.execute(connection, parameters)
