@@ -33,7 +33,7 @@ async def send_error(send: Send, error: ColonyError, *, jsonrpc: bool = False) -
 
 
 class BodyLimitMiddleware:
-    """Refuse a request body over ``max_bytes`` with 413, whether declared or streamed."""
+    """Refuse a request body over ``max_bytes`` with 413, whether declared (Content-Length) or streamed (chunked)."""
 
     def __init__(self, app: ASGIApp, max_bytes: int) -> None:
         self.app = app
@@ -44,8 +44,12 @@ class BodyLimitMiddleware:
             await self.app(scope, receive, send)
             return
         declared = Headers(scope=scope).get("content-length")
-        if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
-            await send_error(send, self._too_large(int(declared)))
+        if declared is not None and declared.isdigit():
+            # The server delivers exactly the declared length, so the header alone decides.
+            if int(declared) > self.max_bytes:
+                await send_error(send, self._too_large(int(declared)))
+                return
+            await self.app(scope, receive, send)
             return
         body = bytearray()
         trailing: list[Message] = []
