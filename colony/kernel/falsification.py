@@ -57,7 +57,7 @@ DANGEROUS = {
     ),
     "embedded private key": (("private key",), re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
 }
-DANGER_WORDS = re.compile("|".join(re.escape(w) for words, _ in DANGEROUS.values() for w in words), re.IGNORECASE)
+DANGER_WORDS = tuple(word for words, _ in DANGEROUS.values() for word in words)
 PATH_SEPARATOR = re.compile(r"[/\\]")
 SEGMENT_SEPARATOR = re.compile(r"[./\\]")
 BARE_NAME = re.compile(r"[A-Za-z_]\w*")
@@ -123,7 +123,8 @@ def _dependency_risk(plan: dict[str, Any], kind: ActionKind, _proposal: bool) ->
 def _security_risk(plan: dict[str, Any], kind: ActionKind, _proposal: bool) -> FalsificationFinding | None:
     texts = {key: plan.get(key, "") for key in ("action_type", "target", "rationale", "rollback_plan")}
     texts["evidence"] = json.dumps(plan.get("evidence", {}), default=str)
-    suspicious = DANGER_WORDS.search("\n".join(texts.values())) is not None
+    everything = "\n".join(texts.values()).lower()
+    suspicious = any(word in everything for word in DANGER_WORDS)
     for field, text in texts.items() if suspicious else ():
         lowered = text.lower()
         for name, (words, pattern) in DANGEROUS.items():

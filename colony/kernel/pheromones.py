@@ -22,7 +22,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from colony.kernel.models import ColonySignal, DecayRate, SignalSource, SignalSummary, SignalType
 from colony.kernel.store import tables
 
-__all__ = ["BASE_EVAPORATION", "PheromoneStore", "expiry_tick", "keep_fraction", "strength_at"]
+__all__ = ["BASE_EVAPORATION", "Deposit", "PheromoneStore", "expiry_tick", "keep_fraction", "strength_at"]
 
 BASE_EVAPORATION = 0.1  # one NORMAL tick keeps 90%: 3.8 -> 3.42 (seed 001)
 _P = tables.pheromones

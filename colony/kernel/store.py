@@ -75,6 +75,7 @@ agents = Table(
     Column("total_proposals", Integer, nullable=False),
     Column("accepted_proposals", Integer, nullable=False),
     Column("last_updated", Float, nullable=False),
+    sqlite_with_rowid=False,  # one B-tree keyed by agent_id instead of a table plus its key index
 )
 
 pheromones = Table(
@@ -122,6 +123,7 @@ proposals = Table(
     Column("reserved_runtime_seconds", Float, nullable=False),
     Column("token_nonce", String(36), nullable=True),
     Column("consumed_at", Float, nullable=True),
+    sqlite_with_rowid=False,  # time-ordered ids append to one B-tree
 )
 
 consequences = Table(
@@ -224,7 +226,11 @@ class Store:
         self.engine = self._create_engine(url)
         self._pid = os.getpid()
         self._local = threading.local()
-        self._ensure_schema()
+        try:
+            self._ensure_schema()
+        except Exception:
+            self.dispose()
+            raise
 
     def _create_engine(self, url: str) -> Engine:
         if not self.is_sqlite:
