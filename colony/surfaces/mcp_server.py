@@ -97,7 +97,8 @@ def _kernel_listing() -> list[Tool]:
 def _catalog_listing(host: LocalToolHost) -> list[Tool]:
     tools = []
     for name in sorted(host.tools()):
-        definition = host.tools()[name].definition
+        tool = host.tools()[name]
+        definition = tool.definition
         tools.append(
             Tool(
                 name=definition.name,
@@ -105,6 +106,7 @@ def _catalog_listing(host: LocalToolHost) -> list[Tool]:
                 input_schema=definition.input_schema,
                 output_schema=definition.output_schema,
                 annotations=ToolAnnotations(**definition.annotations),
+                meta={"colony/version": tool.capability.spec.version, "colony/definition_sha256": definition.sha256},
             )
         )
     return tools

@@ -10,8 +10,10 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 
+from colony.surfaces.definitions import served_definition
 from tests.colony.surfaces.sample_tools import sample_repo
 from tests.colony.surfaces.seed001 import KERNEL_TOOLS, call, exercise_bad_arguments, exercise_seed_examples
+from tools.unit_convert import UnitConvert
 
 REPO_ROOT = Path(__file__).resolve().parents[3]
 COLONY = str(Path(sys.executable).parent / "colony")
@@ -38,6 +40,10 @@ async def test_seed_examples_and_bad_arguments_over_stdio(colony_home: Path) -> 
     assert convert.annotations is not None and convert.annotations.read_only_hint is True
     assert convert.annotations.destructive_hint is False and convert.annotations.idempotent_hint is True
     assert "Tool unit_convert v1.0.0" in (convert.description or "")
+    assert convert.meta == {
+        "colony/version": "1.0.0",
+        "colony/definition_sha256": served_definition(UnitConvert).sha256,
+    }
     propose = tools["colony_propose_action"]
     assert propose.input_schema["required"] == ["agent_id", "action_type", "target", "rationale", "rollback_plan"]
     assert (propose.description or "").startswith("Submit an action proposal to the Colony actuation gate.")
