@@ -18,13 +18,13 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, select, update
+from sqlalchemy import Connection, bindparam, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from colony.errors import AttestationError
 from colony.kernel.models import RecordOutcomeRequest
-from colony.kernel.store import tables
+from colony.kernel.store import Prepared, tables
 
 __all__ = ["Attestor", "Claims"]
 
@@ -32,6 +32,14 @@ _VERSION = "v1"
 _SECRET_NAME = "attestation_hmac_key"
 _P = tables.proposals
 _S = tables.secrets
+_CONSUME = Prepared(
+    update(_P)
+    .where(_P.c.proposal_id == bindparam("proposal"))
+    .where(_P.c.token_nonce == bindparam("nonce"))
+    .where(_P.c.consumed_at.is_(None))
+    .values(consumed_at=bindparam("now"))
+    .returning(*_P.c)
+)
 
 
 def _b64(data: bytes) -> str:
@@ -114,16 +122,9 @@ class Attestor:
     @staticmethod
     def consume(connection: Connection, claims: Claims, now: float) -> dict[str, Any]:
         """Mark the nonce used (once only) and return the proposal's stored row."""
-        row = connection.execute(
-            update(_P)
-            .where(_P.c.proposal_id == claims.proposal_id)
-            .where(_P.c.token_nonce == claims.nonce)
-            .where(_P.c.consumed_at.is_(None))
-            .values(consumed_at=now)
-            .returning(*_P.c)
-        ).first()
-        if row is not None:
-            return dict(row._mapping)
+        rows = _CONSUME.all(connection, {"proposal": claims.proposal_id, "nonce": claims.nonce, "now": now})
+        if rows:
+            return rows[0]
         issued = connection.execute(
             select(_P.c.token_nonce).where(_P.c.proposal_id == claims.proposal_id)
         ).scalar_one_or_none()

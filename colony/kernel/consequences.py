@@ -4,15 +4,16 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Connection, Row, insert, select
+from sqlalchemy import Connection, Row, bindparam, insert, select
 
 from colony.kernel.models import ConsequenceRecord
-from colony.kernel.store import tables
+from colony.kernel.store import Prepared, tables
 
 __all__ = ["HISTORY_LIMIT", "ConsequenceMemory"]
 
 HISTORY_LIMIT = 200
 _C = tables.consequences
+_STORE = Prepared(insert(_C).values({column: bindparam(f"v_{column.name}") for column in _C.c if column.name != "seq"}))
 
 
 def _record(row: Row[Any]) -> ConsequenceRecord:
@@ -27,7 +28,7 @@ class ConsequenceMemory:
     @staticmethod
     def store(connection: Connection, record: ConsequenceRecord) -> None:
         """Append one consequence."""
-        connection.execute(insert(_C).values(**record.model_dump()))
+        _STORE.rowcount(connection, {f"v_{name}": value for name, value in record.model_dump().items()})
 
     @staticmethod
     def history(connection: Connection, agent_id: str) -> list[str]:

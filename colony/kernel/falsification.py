@@ -359,8 +359,13 @@ class FalsificationWorker:
     def falsify(
         self, plan: dict[str, Any], *, proposal: bool = False, kind: ActionKind | None = None, field_prefix: str = ""
     ) -> FalsificationReport:
-        """Run every vector over ``plan``; ``proposal`` adds the proposal-only rationale-length rule."""
-        plan = _validated(plan, field_prefix)
+        """Check ``plan``'s recognised keys, then run every vector over it (see :meth:`attack`)."""
+        return self.attack(_validated(plan, field_prefix), proposal=proposal, kind=kind)
+
+    def attack(
+        self, plan: dict[str, Any], *, proposal: bool = False, kind: ActionKind | None = None
+    ) -> FalsificationReport:
+        """Run every vector over an already-checked plan; ``proposal`` adds the rationale-length rule."""
         kind = kind or classify_action(plan.get("action_type", ""))
         findings = [f for rule in RULES.values() if (f := rule(plan, kind, proposal)) is not None]
         score = round(sum(SEVERITY_WEIGHTS[f.severity] for f in findings) / len(findings), 4) if findings else 0.0

@@ -162,7 +162,7 @@ class ColonyKernel:
             "agent_id": request.agent_id,
             "budget_estimate": estimate,
         }
-        report = self.falsifier.falsify(plan, proposal=True, kind=kind)
+        report = self.falsifier.attack(plan, proposal=True, kind=kind)  # built from a validated request
         severity = self.falsifier.max_weight(report)
         now = self.clock()
         proposal_id = new_proposal_id()

@@ -27,6 +27,16 @@ class ResourceLedger:
         self.limits = limits
         self.period_seconds = period_seconds
         self._reserve = Prepared(self._reserve_statement())
+        self._settle = Prepared(
+            update(_B)
+            .where(_B.c.period == bindparam("in_period"))
+            .values(
+                {_B.c[f"{name}_reserved"]: _B.c[f"{name}_reserved"] - bindparam(f"held_{name}", type_=Float)
+                 for name in BUDGET_DIMENSIONS}
+                | {_B.c[f"{name}_used"]: _B.c[f"{name}_used"] + bindparam(f"use_{name}", type_=Float)
+                   for name in BUDGET_DIMENSIONS}
+            )
+        )  # fmt: skip
 
     @staticmethod
     def _reserve_statement() -> Update:
@@ -78,12 +88,11 @@ class ResourceLedger:
 
     def settle(self, connection: Connection, period: int, reserved: dict[str, float], actual: dict[str, float]) -> None:
         """Release a reservation and charge the actual usage (the reservation's amount where none is given)."""
-        values = {}
+        parameters: dict[str, float | int] = {"in_period": period}
         for name in BUDGET_DIMENSIONS:
             held = float(reserved.get(name, 0.0))
-            values[f"{name}_reserved"] = _B.c[f"{name}_reserved"] - held
-            values[f"{name}_used"] = _B.c[f"{name}_used"] + float(actual.get(name, held))
-        connection.execute(update(_B).where(_B.c.period == period).values(**values))
+            parameters |= {f"held_{name}": held, f"use_{name}": float(actual.get(name, held))}
+        self._settle.rowcount(connection, parameters)
 
     def charge(self, connection: Connection, actual: dict[str, float], now: float) -> None:
         """Charge usage reported without a reservation to the current period."""

@@ -15,18 +15,27 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, delete, select, update
+from sqlalchemy import Connection, bindparam, delete, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from colony.kernel.models import ColonySignal, DecayRate, SignalSource, SignalSummary, SignalType
-from colony.kernel.store import tables
+from colony.kernel.store import Prepared, tables
 
 __all__ = ["BASE_EVAPORATION", "Deposit", "PheromoneStore", "expiry_tick", "keep_fraction", "strength_at"]
 
 BASE_EVAPORATION = 0.1  # one NORMAL tick keeps 90%: 3.8 -> 3.42 (seed 001)
 _P = tables.pheromones
 _STATE = tables.kernel_state
+_WRITTEN = ("strength", "written_tick", "expires_tick", "rank_key", "decay_rate", "source", "evidence", "updated_at")
+_KEY = (_P.c.location == bindparam("location")) & (_P.c.signal_type == bindparam("kind"))
+_TICK = Prepared(select(_STATE.c.tick_count).where(_STATE.c.id == 1))
+_LOCK_TRACE = Prepared(select(_P.c.strength, _P.c.decay_rate, _P.c.written_tick).where(_KEY).with_for_update())
+_REINFORCE = Prepared(
+    update(_P)
+    .where(_KEY)
+    .values({_P.c[name]: bindparam(f"new_{name}") for name in _WRITTEN} | {_P.c.deposits: _P.c.deposits + 1})
+)
 
 
 def keep_fraction(decay_rate: float) -> float:
@@ -81,10 +90,10 @@ class PheromoneStore:
     @staticmethod
     def current_tick(connection: Connection) -> int:
         """The tick count now."""
-        return int(connection.execute(select(_STATE.c.tick_count).where(_STATE.c.id == 1)).scalar_one())
+        return int(_TICK.all(connection, {})[0]["tick_count"])
 
-    def _values(self, deposit: Deposit, row: Any, tick: int, now: float) -> dict[str, Any]:
-        current = 0.0 if row is None else strength_at(row.strength, row.decay_rate, tick - row.written_tick)
+    def _values(self, deposit: Deposit, row: dict[str, Any] | None, tick: int, now: float) -> dict[str, Any]:
+        current = 0.0 if row is None else strength_at(row["strength"], row["decay_rate"], tick - row["written_tick"])
         strength = min(self.max_strength, (current if current > self.min_strength else 0.0) + deposit.amount)
         rate = float(deposit.decay_rate.value)
         return {
@@ -105,10 +114,9 @@ class PheromoneStore:
         same trace first, this deposit reinforces theirs instead.
         """
         tick = self.current_tick(connection) if tick is None else tick
-        key = (_P.c.location == deposit.location) & (_P.c.signal_type == deposit.signal_type.value)
-        locked = select(_P.c.strength, _P.c.decay_rate, _P.c.written_tick).where(key).with_for_update()
-        row = connection.execute(locked).first()
-        if row is None:
+        key = {"location": deposit.location, "kind": deposit.signal_type.value}
+        rows = _LOCK_TRACE.all(connection, key)
+        if not rows:
             values = self._values(deposit, None, tick, now)
             upsert = sqlite_insert if connection.dialect.name == "sqlite" else pg_insert
             new = {"location": deposit.location, "signal_type": deposit.signal_type.value, "deposits": 1}
@@ -116,9 +124,9 @@ class PheromoneStore:
             if connection.execute(inserted).first() is not None:
                 connection.execute(update(_STATE).where(_STATE.c.id == 1).values(trace_count=_STATE.c.trace_count + 1))
                 return float(values["strength"])
-            row = connection.execute(locked).one()
-        values = self._values(deposit, row, tick, now)
-        connection.execute(update(_P).where(key).values(**values, deposits=_P.c.deposits + 1))
+            rows = _LOCK_TRACE.all(connection, key)
+        values = self._values(deposit, rows[0], tick, now)
+        _REINFORCE.rowcount(connection, key | {f"new_{name}": value for name, value in values.items()})
         return float(values["strength"])
 
     def sense(self, connection: Connection, location: str, signal_type: SignalType) -> list[ColonySignal]:

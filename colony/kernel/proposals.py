@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import secrets
 import time
-import uuid
 from dataclasses import dataclass
 
 from sqlalchemy import Connection, bindparam, insert, select
@@ -76,7 +75,8 @@ def new_proposal_id() -> str:
     bits = (millis & (2**48 - 1)) << 80 | secrets.randbits(80)
     bits = (bits & ~(0xF << 76)) | (0x7 << 76)  # version 7
     bits = (bits & ~(0x3 << 62)) | (0x2 << 62)  # RFC 4122 variant
-    return str(uuid.UUID(int=bits))
+    text = f"{bits:032x}"
+    return f"{text[:8]}-{text[8:12]}-{text[12:16]}-{text[16:20]}-{text[20:]}"
 
 
 def store_proposal(

@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Row, bindparam, func, select, update
+from sqlalchemy import Connection, Integer, Row, bindparam, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -32,6 +32,17 @@ LOSS_RATE = 0.2  # a fully bad outcome costs 20% of the trust held
 TESTS_WEIGHT = 0.6
 FEEDBACK_WEIGHT = 0.4
 _A = tables.agents
+_LOCK_AGENT = Prepared(select(_A).where(_A.c.agent_id == bindparam("agent")).with_for_update())
+_APPLY_OUTCOME = Prepared(
+    update(_A)
+    .where(_A.c.agent_id == bindparam("agent"))
+    .values(
+        trust=bindparam("new_trust"),
+        role=bindparam("new_role"),
+        accepted_proposals=_A.c.accepted_proposals + bindparam("accepted", type_=Integer),
+        last_updated=bindparam("now"),
+    )
+)
 _COUNT_PROPOSAL = Prepared(
     update(_A).where(_A.c.agent_id == bindparam("agent")).values(total_proposals=_A.c.total_proposals + 1)
 )
@@ -66,8 +77,8 @@ class AgentRow:
     last_updated: float
 
 
-def _row(row: Row[Any]) -> AgentRow:
-    fields = row._mapping
+def _row(row: Row[Any] | dict[str, Any]) -> AgentRow:
+    fields = row if isinstance(row, dict) else row._mapping
     return AgentRow(
         agent_id=fields["agent_id"],
         trust=fields["trust"],
@@ -99,10 +110,9 @@ class RoleAdapter:
         ).first()
         return created is not None
 
-    def get(self, connection: Connection, agent_id: str, *, lock: bool = False) -> AgentRow | None:
+    def get(self, connection: Connection, agent_id: str) -> AgentRow | None:
         """The stored profile, or None for an unknown agent."""
-        query = select(_A).where(_A.c.agent_id == agent_id)
-        row = connection.execute(query.with_for_update() if lock else query).first()
+        row = connection.execute(select(_A).where(_A.c.agent_id == agent_id)).first()
         return None if row is None else _row(row)
 
     def count_proposal(self, connection: Connection, agent_id: str, now: float) -> None:
@@ -116,23 +126,15 @@ class RoleAdapter:
         self, connection: Connection, agent_id: str, tests_passed: bool, human_feedback: float, now: float
     ) -> tuple[AgentRow, AgentRow]:
         """Update trust and role for one outcome; returns the profile (before, after)."""
-        before = self.get(connection, agent_id, lock=True)
-        if before is None:
+        rows = _LOCK_AGENT.all(connection, {"agent": agent_id})
+        if not rows:
             self.ensure(connection, agent_id, now)
-            before = self.get(connection, agent_id, lock=True)
-        assert before is not None
+            rows = _LOCK_AGENT.all(connection, {"agent": agent_id})
+        before = _row(rows[0])
         trust = updated_trust(before.trust, tests_passed, human_feedback)
         accepted = 1 if tests_passed and human_feedback >= 0 else 0
-        connection.execute(
-            update(_A)
-            .where(_A.c.agent_id == agent_id)
-            .values(
-                trust=trust,
-                role=role_for(trust).value,
-                accepted_proposals=_A.c.accepted_proposals + accepted,
-                last_updated=now,
-            )
-        )
+        parameters = {"agent": agent_id, "new_trust": trust, "new_role": role_for(trust).value, "now": now}
+        _APPLY_OUTCOME.rowcount(connection, parameters | {"accepted": accepted})
         after = AgentRow(
             agent_id=agent_id,
             trust=trust,

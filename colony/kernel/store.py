@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from operator import itemgetter
 from typing import Any, TypeVar, cast
 
 from sqlalchemy import (
@@ -161,6 +162,17 @@ class _Tables:
 tables = _Tables()
 
 
+def _arranger(compiled: SQLCompiler) -> Callable[[dict[str, Any]], Any]:
+    """How to turn named parameters into what the driver's paramstyle expects."""
+    if not compiled.positional:
+        return lambda values: values
+    order = tuple(compiled.positiontup or ())
+    if len(order) < 2:
+        return lambda values: tuple(values[name] for name in order)
+    pick = itemgetter(*order)
+    return lambda values: pick(values)
+
+
 class Prepared:
     """A Core statement compiled once per dialect and run straight on the DBAPI cursor.
 
@@ -171,23 +183,21 @@ class Prepared:
 
     def __init__(self, statement: ClauseElement) -> None:
         self.statement = statement
-        self._compiled: dict[str, tuple[str, tuple[str, ...] | None, dict[str, Any]]] = {}
+        self._compiled: dict[str, tuple[str, Callable[[dict[str, Any]], Any], dict[str, Any]]] = {}
 
-    def _sql(self, dialect: Dialect) -> tuple[str, tuple[str, ...] | None, dict[str, Any]]:
+    def _sql(self, dialect: Dialect) -> tuple[str, Callable[[dict[str, Any]], Any], dict[str, Any]]:
         found = self._compiled.get(dialect.name)
         if found is None:
             compiled = cast(SQLCompiler, self.statement.compile(dialect=dialect))
-            order = tuple(compiled.positiontup or ()) if compiled.positional else None
             literals = {name: bind.value for name, bind in compiled.binds.items() if not bind.required}
-            found = self._compiled[dialect.name] = (compiled.string, order, literals)
+            found = self._compiled[dialect.name] = (compiled.string, _arranger(compiled), literals)
         return found
 
     def execute(self, connection: Connection, parameters: dict[str, Any]) -> Any:
         """Run with ``parameters`` (by bind name) and return the DBAPI cursor."""
-        sql, order, literals = self._sql(connection.dialect)
-        values = {**literals, **parameters} if literals else parameters
+        sql, arrange, literals = self._sql(connection.dialect)
         cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-        cursor.execute(sql, tuple(values[name] for name in order) if order is not None else values)
+        cursor.execute(sql, arrange({**literals, **parameters} if literals else parameters))
         return cursor
 
     def all(self, connection: Connection, parameters: dict[str, Any]) -> list[dict[str, Any]]:
