@@ -28,12 +28,19 @@
     │   ├── CapabilityResolutionError  an entry's capability_fqn does not import
     │   └── ToolEntrySpecMismatch  an entry's capability is not in its class's spec
     ├── AgentSpecError             an agent definition is malformed or inconsistent
-    └── KernelError                the Colony kernel refused or failed a call
-        ├── KernelInputError       a kernel call's input is malformed (also a ValueError)
-        ├── AttestationError       an outcome's authorization is forged, expired,
-        │                          replayed, mismatched or missing
-        └── KernelStoreError       the kernel's database failed; ``retryable`` when
-                                   a second attempt may succeed (lock, deadlock)
+    ├── KernelError                the Colony kernel refused or failed a call
+    │   ├── KernelInputError       a kernel call's input is malformed (also a ValueError)
+    │   ├── AttestationError       an outcome's authorization is forged, expired,
+    │   │                          replayed, mismatched or missing
+    │   └── KernelStoreError       the kernel's database failed; ``retryable`` when
+    │                              a second attempt may succeed (lock, deadlock)
+    └── SurfaceError               the gateway, MCP server or client refused or failed a call
+        ├── AuthenticationError    no bearer token, or one the gateway does not know
+        ├── CapabilityDeniedError  the caller's token lacks a capability the tool requires
+        ├── PayloadTooLargeError   a request body or a tool's arguments are over their cap
+        ├── CallTimeoutError       a tool or a peer gateway did not answer in time
+        ├── PeerError              a peer gateway is unreachable or answered badly
+        └── ActionNotExecutedError the gate refused or held a side-effecting call
 
 Errors a caller caused (bad input, unknown names) are never retried; an error
 with ``retryable = True`` marks a transient failure worth a second attempt.
@@ -49,8 +56,12 @@ from pydantic import BaseModel, ConfigDict, Field
 
 __all__ = [
     "AWSError",
+    "ActionNotExecutedError",
     "AgentSpecError",
     "AttestationError",
+    "AuthenticationError",
+    "CallTimeoutError",
+    "CapabilityDeniedError",
     "CapabilityResolutionError",
     "CatalogError",
     "ColonyError",
@@ -65,10 +76,13 @@ __all__ = [
     "KernelInputError",
     "KernelStoreError",
     "MissingSecretError",
+    "PayloadTooLargeError",
+    "PeerError",
     "RegistryFileError",
     "SandboxError",
     "SandboxImageMissingError",
     "SandboxUnavailableError",
+    "SurfaceError",
     "ToolEntrySpecMismatch",
     "ToolError",
     "ToolExecutionError",
@@ -310,3 +324,49 @@ class KernelStoreError(KernelError):
     def __init__(self, message: str, *, retryable: bool = False) -> None:
         super().__init__(message)
         self.retryable = retryable
+
+
+class SurfaceError(ColonyError):
+    """The gateway, the MCP server or the client refused or failed a call."""
+
+
+class AuthenticationError(SurfaceError):
+    """The caller presented no bearer token, or one the gateway does not know."""
+
+
+class CapabilityDeniedError(SurfaceError):
+    """The caller's token does not grant a capability token the tool requires."""
+
+    def __init__(self, message: str, *, missing: list[str]) -> None:
+        super().__init__(message)
+        self.missing = missing
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "missing": self.missing}
+
+
+class PayloadTooLargeError(SurfaceError):
+    """A request body, or a tool call's arguments, is over its size cap."""
+
+
+class CallTimeoutError(SurfaceError):
+    """A tool, or a peer gateway, did not answer within the per-call timeout."""
+
+    retryable = True
+
+
+class PeerError(SurfaceError):
+    """A peer gateway could not be reached, or answered with something that is not a tool result."""
+
+    retryable = True
+
+
+class ActionNotExecutedError(SurfaceError):
+    """The gate refused or held a side-effecting call; ``verdict`` is the gate's answer."""
+
+    def __init__(self, message: str, *, verdict: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.verdict = verdict
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "verdict": self.verdict}

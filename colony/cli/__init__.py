@@ -8,6 +8,7 @@ from colony.cli.blocks import blocks_app
 from colony.cli.hpc import hpc_app
 from colony.cli.kernel import kernel_app
 from colony.cli.sandbox import sandbox_app
+from colony.cli.serve import gateway, mcp
 from colony.cli.tools import tools_app
 from colony.cli.up import up
 
@@ -18,6 +19,8 @@ app.add_typer(kernel_app, name="kernel")
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(blocks_app, name="blocks")
 app.command("up")(up)
+app.command("mcp")(mcp)
+app.command("gateway")(gateway)
 
 
 def main() -> None:

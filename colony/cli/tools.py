@@ -11,7 +11,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from colony.catalog import check_entry, get_entry, load_registry, resolve_capability
+from colony.catalog import check_entry, get_entry, load_registry, resolve_capability, save_registry
 from colony.docs import render_tools_reference
 from colony.errors import ColonyError
 
@@ -113,11 +113,35 @@ def check_tools() -> None:
             check_entry(entry)
         except ColonyError as error:
             problems.append(str(error))
+    if not problems:
+        from colony.surfaces.pinning import PinState, check_pins
+
+        for status in check_pins(_entries()):
+            if status.state is PinState.CHANGED_WITHOUT_BUMP:
+                problems.append(status.message)
+            elif status.state is not PinState.PINNED:
+                console.print(f"[yellow]![/yellow] {status.message}", highlight=False)
     if problems:
         for problem in problems:
             Console(stderr=True).print(f"[red]✗[/red] {problem}", highlight=False)
         raise typer.Exit(code=1)
-    console.print("[green]✓[/green] every catalog entry resolves and matches its spec")
+    console.print("[green]✓[/green] every catalog entry resolves, matches its spec and its definition pin")
+
+
+@tools_app.command("pin")
+def pin_tools() -> None:
+    """Record each tool's version and served-definition hash in the catalog, for `colony tools check`."""
+    from colony.surfaces.pinning import pin_entries
+
+    try:
+        entries = pin_entries(_entries())
+        save_registry(entries)
+    except ColonyError as error:
+        raise _fail(error) from None
+    for name, entry in sorted(entries.items()):
+        pin = entry.extra.get("definition_pin")
+        if pin:
+            typer.echo(f"{name} v{pin['version']}: {pin['sha256']}")
 
 
 @tools_app.command("docs")

@@ -1,0 +1,64 @@
+"""``colony mcp`` and ``colony gateway``: serve the tools to MCP clients and HTTP callers."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from typing import Annotated
+
+import typer
+from rich.console import Console
+
+from colony.errors import ColonyError
+
+__all__ = ["gateway", "mcp"]
+
+
+def mcp(
+    agent: Annotated[
+        str | None, typer.Option(help="The connecting agent's id (default: COLONY_AGENT_ID, else 'anonymous').")
+    ] = None,
+) -> None:
+    """Serve the colony_* kernel tools and every catalog tool over MCP on stdin/stdout."""
+    from colony.surfaces.mcp_server import build_mcp_server, run_stdio
+    from colony.surfaces.toolhost import LocalToolHost
+
+    try:
+        server = build_mcp_server(LocalToolHost(), default_agent=agent)
+    except ColonyError as error:
+        Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False)
+        raise typer.Exit(code=1) from None
+    asyncio.run(run_stdio(server))
+
+
+def gateway(
+    host: Annotated[str | None, typer.Option(help="Interface to bind (default 127.0.0.1; others need tokens).")] = None,
+    port: Annotated[int | None, typer.Option(help="Port to bind (default 8787).")] = None,
+    workers: Annotated[
+        int, typer.Option(min=1, help="Worker processes sharing the port (and the kernel's store).")
+    ] = 1,
+) -> None:
+    """Serve the HTTP gateway: /v1/catalog, /v1/tool_call, /mcp, /health and the OpenAPI docs at /docs."""
+    import uvicorn
+
+    from colony.surfaces.gateway import GatewaySettings, create_app
+
+    try:
+        settings = GatewaySettings.from_env(host=host, port=port)
+        app = create_app(settings)
+    except ColonyError as error:
+        Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False)
+        raise typer.Exit(code=1) from None
+    if workers == 1:
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+        return
+    # Each worker builds its own app from the environment, so the options above travel there.
+    os.environ.update({"COLONY_GATEWAY_HOST": settings.host, "COLONY_GATEWAY_PORT": str(settings.port)})
+    uvicorn.run(
+        "colony.surfaces.gateway:create_app",
+        factory=True,
+        workers=workers,
+        host=settings.host,
+        port=settings.port,
+        log_level="warning",
+    )

@@ -1,0 +1,152 @@
+"""Routing a call to a node: this one, a named peer, or the first healthy node with the tool.
+
+This is routing between gateways, not a scheduler: heavy or long work belongs
+in Prefect deployments and AWS Batch. A peer is only ever one the operator
+configured, so a caller cannot make the gateway fetch an arbitrary URL.
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import httpx
+
+from colony.errors import CallTimeoutError, CapabilityDeniedError, PeerError, ToolInputError, UnknownToolError
+from colony.surfaces.auth import Grants
+from colony.surfaces.error_mapping import rebuild_error
+from colony.surfaces.gateway.models import ToolCallRequest
+from colony.surfaces.gateway.settings import GatewaySettings, Peer
+from colony.surfaces.toolhost import Caller, CallResult, LocalToolHost
+
+__all__ = ["Routed", "Router"]
+
+_CATALOG_TTL_SECONDS = 30.0
+
+
+@dataclass(frozen=True)
+class Routed:
+    """A call's result and the node that served it."""
+
+    answer: CallResult
+    node: str
+
+
+class Router:
+    """Sends each call where its target says, with the gateway's timeouts."""
+
+    def __init__(self, host: LocalToolHost, settings: GatewaySettings, http: httpx.AsyncClient) -> None:
+        self.host = host
+        self.settings = settings
+        self.http = http
+        self._peer_tools: dict[str, tuple[float, frozenset[str]]] = {}
+
+    async def call(self, request: ToolCallRequest, grants: Grants, caller: Caller) -> Routed:
+        """Run ``request`` on the node its target names."""
+        target = request.target
+        local = request.tool_name in self.host.tools()
+        if target.kind == "local" or (target.kind == "auto" and local):
+            return await self._local(request, grants, caller)
+        token = f"tool:{request.tool_name}"
+        if not grants.allows(token):
+            raise CapabilityDeniedError(
+                f"routing {request.tool_name} to another node requires the capability token {token}, "
+                "which the presented bearer token does not grant",
+                missing=[token],
+            )
+        if target.kind == "remote":
+            if target.url is None:
+                raise ToolInputError.for_field("target.url", "target.url is required when target.kind is 'remote'")
+            return await self._remote(self._peer(target.url), request, caller)
+        return await self._from_peers(request, caller)
+
+    async def _local(self, request: ToolCallRequest, grants: Grants, caller: Caller) -> Routed:
+        tool = self.host.tool(request.tool_name)
+        grants.require(tool.capability.spec)
+        answer = await self.host.call(request.tool_name, request.tool_args, caller)
+        return Routed(answer=answer, node=self.settings.node)
+
+    async def _from_peers(self, request: ToolCallRequest, caller: Caller) -> Routed:
+        """The first peer that lists the tool and can be reached runs it.
+
+        A peer that is down or slow to list its catalog is skipped; a call that
+        times out is not retried elsewhere, since it may have run.
+        """
+        tried = []
+        for peer in self.settings.peers:
+            try:
+                if request.tool_name not in await self._tools_of(peer):
+                    tried.append(f"{peer.url} (does not have it)")
+                    continue
+            except (PeerError, CallTimeoutError) as error:
+                tried.append(f"{peer.url} ({error})")
+                continue
+            try:
+                return await self._remote(peer, request, caller)
+            except PeerError as error:
+                tried.append(f"{peer.url} ({error})")
+        where = "; ".join(tried) or "no peers are configured"
+        raise UnknownToolError(f"no healthy node serves {request.tool_name!r}: not in the local catalog; {where}")
+
+    async def _remote(self, peer: Peer, request: ToolCallRequest, caller: Caller) -> Routed:
+        forwarded = request.model_copy(update={"target": request.target.model_copy(update={"kind": "local"})})
+        response = await self._send(
+            peer,
+            "POST",
+            "/v1/tool_call",
+            json=forwarded.model_dump(mode="json", exclude_none=True),
+            headers={"x-colony-agent": caller.agent_id},
+        )
+        body = _json_body(peer, response)
+        if not body.get("ok"):
+            raise rebuild_error(body.get("error"), response.status_code)
+        answer = CallResult(result=body.get("result"), verdict=body.get("verdict"), outcome=body.get("outcome"))
+        return Routed(answer=answer, node=str(body.get("node") or peer.url))
+
+    async def _tools_of(self, peer: Peer) -> frozenset[str]:
+        cached = self._peer_tools.get(peer.url)
+        if cached is not None and time.monotonic() - cached[0] < _CATALOG_TTL_SECONDS:
+            return cached[1]
+        body = _json_body(peer, await self._send(peer, "GET", "/v1/catalog"))
+        tools = body.get("tools")
+        if not isinstance(tools, list):
+            raise PeerError(f"{peer.url}/v1/catalog did not list tools")
+        names = frozenset(str(tool.get("name")) for tool in tools if isinstance(tool, dict))
+        self._peer_tools[peer.url] = (time.monotonic(), names)
+        return names
+
+    async def _send(self, peer: Peer, method: str, path: str, **options: Any) -> httpx.Response:
+        headers = dict(options.pop("headers", {}))
+        if peer.token:
+            headers["authorization"] = f"Bearer {peer.token}"
+        try:
+            return await self.http.request(
+                method, f"{peer.url}{path}", headers=headers, timeout=self.settings.peer_timeout_seconds, **options
+            )
+        except httpx.TimeoutException:
+            raise CallTimeoutError(
+                f"{peer.url} did not answer within {self.settings.peer_timeout_seconds:g} s"
+            ) from None
+        except httpx.HTTPError as error:
+            raise PeerError(f"{peer.url} is unreachable: {type(error).__name__}: {error}") from None
+
+    def _peer(self, url: str) -> Peer:
+        wanted = url.rstrip("/")
+        for peer in self.settings.peers:
+            if peer.url == wanted:
+                return peer
+        known = ", ".join(peer.url for peer in self.settings.peers) or "none"
+        raise ToolInputError.for_field(
+            "target.url", f"{url} is not a configured peer of this gateway", expected=f"one of: {known}"
+        )
+
+
+def _json_body(peer: Peer, response: httpx.Response) -> dict[str, Any]:
+    try:
+        body = response.json()
+    except ValueError:
+        raise PeerError(f"{peer.url} answered HTTP {response.status_code} with a body that is not JSON") from None
+    if not isinstance(body, dict):
+        raise PeerError(f"{peer.url} answered HTTP {response.status_code} with JSON that is not an object")
+    return body

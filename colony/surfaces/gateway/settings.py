@@ -1,0 +1,120 @@
+"""The gateway's settings, from the environment, and the rule that keeps it safe by default."""
+
+from __future__ import annotations
+
+import ipaddress
+import json
+import os
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from colony.errors import SurfaceError
+from colony.surfaces.auth import TokenTable, tokens_from_env
+
+__all__ = ["GatewaySettings", "Peer", "is_loopback"]
+
+
+class Peer(BaseModel):
+    """Another Colony gateway this one may route calls to."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    url: str = Field(pattern=r"^https?://", description="Base URL of the peer gateway, e.g. http://10.0.0.2:8787.")
+    token: str | None = Field(default=None, description="Bearer token to present to the peer, if it needs one.")
+
+    @field_validator("url")
+    @classmethod
+    def _no_trailing_slash(cls, url: str) -> str:
+        return url.rstrip("/")
+
+
+class GatewaySettings(BaseModel):
+    """Where the gateway listens, who may call it, where it routes and what it caps."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    host: str = Field(default="127.0.0.1", description="Interface to bind; anything but loopback needs tokens.")
+    port: int = Field(default=8787, ge=0, le=65535, description="TCP port to bind.")
+    tokens: dict[str, list[str]] = Field(default_factory=dict, description="Bearer token -> capability tokens.")
+    peers: list[Peer] = Field(default_factory=list, description="Peer gateways for remote and auto routing.")
+    node_id: str = Field(default="", description="This node's name in the catalog; default host:port.")
+    max_body_bytes: int = Field(default=1024 * 1024, gt=0, description="Largest request body accepted.")
+    max_argument_bytes: int = Field(default=256 * 1024, gt=0, description="Largest tool_args accepted (JSON).")
+    call_timeout_seconds: float = Field(default=30.0, gt=0, description="Per-call timeout of a local tool.")
+    peer_timeout_seconds: float = Field(default=10.0, gt=0, description="Timeout of one request to a peer.")
+    allowed_hosts: list[str] = Field(default_factory=list, description="Extra Host values /mcp accepts.")
+    allowed_origins: list[str] = Field(default_factory=list, description="Extra Origin values /mcp accepts.")
+
+    @property
+    def node(self) -> str:
+        """The name this node reports."""
+        return self.node_id or f"{self.host}:{self.port}"
+
+    def token_table(self) -> TokenTable:
+        """The bearer tokens, ready to authenticate with."""
+        return TokenTable(self.tokens)
+
+    def check_safe(self) -> None:
+        """Refuse to listen beyond loopback without tokens: an open gateway is for this machine only."""
+        if not is_loopback(self.host) and not self.tokens:
+            raise SurfaceError(
+                f"refusing to bind {self.host}: a gateway reachable from other machines needs bearer tokens "
+                "(set COLONY_GATEWAY_TOKENS or COLONY_GATEWAY_TOKENS_FILE)"
+            )
+
+    @classmethod
+    def from_env(cls, **overrides: Any) -> GatewaySettings:
+        """Settings from ``COLONY_GATEWAY_*`` variables, then ``overrides`` (the CLI's options)."""
+        env = os.environ
+        values: dict[str, Any] = {}
+        simple = {
+            "host": "HOST",
+            "port": "PORT",
+            "node_id": "NODE_ID",
+            "max_body_bytes": "MAX_BODY_BYTES",
+            "max_argument_bytes": "MAX_ARGUMENT_BYTES",
+            "call_timeout_seconds": "CALL_TIMEOUT",
+            "peer_timeout_seconds": "PEER_TIMEOUT",
+        }
+        for field, suffix in simple.items():
+            if env.get(f"COLONY_GATEWAY_{suffix}"):
+                values[field] = env[f"COLONY_GATEWAY_{suffix}"]
+        for field, suffix in (("allowed_hosts", "ALLOWED_HOSTS"), ("allowed_origins", "ALLOWED_ORIGINS")):
+            if env.get(f"COLONY_GATEWAY_{suffix}"):
+                values[field] = [item.strip() for item in env[f"COLONY_GATEWAY_{suffix}"].split(",") if item.strip()]
+        if env.get("COLONY_GATEWAY_PEERS"):
+            values["peers"] = _parse_peers(env["COLONY_GATEWAY_PEERS"])
+        tokens = tokens_from_env()
+        if tokens:
+            values["tokens"] = tokens
+        values.update({key: value for key, value in overrides.items() if value is not None})
+        try:
+            return cls.model_validate(values)
+        except ValidationError as error:
+            detail = error.errors(include_url=False)[0]
+            where = ".".join(str(part) for part in detail["loc"])
+            raise SurfaceError(f"gateway setting {where}: {detail['msg']}") from None
+
+
+def is_loopback(host: str) -> bool:
+    """Whether ``host`` names this machine only."""
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:
+        return False
+
+
+def _parse_peers(text: str) -> list[dict[str, Any]]:
+    """Peers as comma-separated URLs, or a JSON list of ``{"url": ..., "token": ...}``."""
+    if text.lstrip().startswith("["):
+        try:
+            peers = json.loads(text)
+        except json.JSONDecodeError as error:
+            raise SurfaceError(f"COLONY_GATEWAY_PEERS: not valid JSON: {error}") from None
+        if not isinstance(peers, list):
+            raise SurfaceError("COLONY_GATEWAY_PEERS: expected a JSON list of peers")
+        return peers
+    return [{"url": url.strip()} for url in text.split(",") if url.strip()]

@@ -1,0 +1,33 @@
+"""One ColonyKernel per server, created on first use.
+
+The MCP server and the gateway share one provider, so an MCP client, an HTTP
+caller and a governed catalog call all reach the same kernel and the same store.
+"""
+
+from __future__ import annotations
+
+import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from colony.kernel import ColonyKernel
+
+__all__ = ["KernelProvider"]
+
+
+class KernelProvider:
+    """Lazily creates the kernel (``ColonyKernel.from_env()``) the first time a surface needs it."""
+
+    def __init__(self, kernel: ColonyKernel | None = None) -> None:
+        self._kernel = kernel
+        self._lock = threading.Lock()
+
+    def get(self) -> ColonyKernel:
+        """The shared kernel, created from the environment on the first call."""
+        if self._kernel is None:
+            with self._lock:
+                if self._kernel is None:
+                    from colony.kernel import ColonyKernel
+
+                    self._kernel = ColonyKernel.from_env()
+        return self._kernel

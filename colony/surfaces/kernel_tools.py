@@ -1,0 +1,116 @@
+"""The eight ``colony_*`` tools of seed 001, routed to the shared kernel.
+
+Names, descriptions and schemas are the seed's, kept as data in
+``kernel_tools.json``. Arguments are checked against the input schema before
+the kernel sees them; any failure becomes the seed's ``{"error": ...}``
+result, naming the field when the caller was at fault.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from functools import cache
+from importlib import resources
+from typing import TYPE_CHECKING, Any
+
+from jsonschema import Draft202012Validator
+
+from colony.errors import ColonyError, FieldError, KernelInputError
+from colony.surfaces.kernel_provider import KernelProvider
+
+if TYPE_CHECKING:
+    from colony.kernel import ColonyKernel
+
+__all__ = ["KernelTool", "kernel_tools", "run_kernel_tool"]
+
+
+@dataclass(frozen=True)
+class KernelTool:
+    """One ``colony_*`` tool: the seed's definition and its argument validator."""
+
+    name: str
+    description: str
+    input_schema: dict[str, Any]
+    output_schema: dict[str, Any]
+    validator: Draft202012Validator
+
+    @property
+    def structured_output_schema(self) -> dict[str, Any] | None:
+        """The output schema when it is an object (MCP structured content must be one)."""
+        return self.output_schema if self.output_schema.get("type") == "object" else None
+
+    def check(self, arguments: Mapping[str, Any]) -> None:
+        """Raise KernelInputError naming every field that does not fit the input schema."""
+        missing = [name for name in self.input_schema.get("required", []) if name not in arguments]
+        problems = [FieldError(field=name, message="required argument is missing") for name in missing]
+        problems += [
+            _field_error(error)
+            for error in self.validator.iter_errors(dict(arguments))
+            if error.validator != "required"
+        ]
+        if problems:
+            summary = "; ".join(f"{problem.field or '<arguments>'}: {problem.message}" for problem in problems)
+            raise KernelInputError(f"invalid arguments for {self.name}: {summary}", errors=problems)
+
+
+@cache
+def kernel_tools() -> dict[str, KernelTool]:
+    """The seed's eight tools, by name, in the seed's order."""
+    text = resources.files("colony.surfaces").joinpath("kernel_tools.json").read_text(encoding="utf-8")
+    tools = {}
+    for item in json.loads(text)["tools"]:
+        validator = Draft202012Validator(item["input_schema"])
+        tools[item["name"]] = KernelTool(validator=validator, **item)
+    return tools
+
+
+def run_kernel_tool(kernels: KernelProvider, name: str, arguments: Mapping[str, Any]) -> Any:
+    """Run one ``colony_*`` tool; an error of any kind, even opening the store, becomes ``{"error": message}``."""
+    tool = kernel_tools()[name]
+    try:
+        tool.check(arguments)
+        return _HANDLERS[name](kernels.get(), dict(arguments))
+    except ColonyError as error:
+        return {"error": str(error)}
+    except Exception as error:  # noqa: BLE001 - seed 001: an exception becomes the error result
+        return {"error": f"{type(error).__name__}: {error}"}
+
+
+def _field_error(error: Any) -> FieldError:
+    path = [str(part) for part in error.absolute_path]
+    expected = json.dumps(error.validator_value) if error.validator in ("type", "enum") else None
+    return FieldError(field=".".join(path), message=error.message, expected=expected)
+
+
+def _propose(kernel: ColonyKernel, arguments: dict[str, Any]) -> Any:
+    from colony.kernel import ProposeActionRequest
+
+    return kernel.propose_action(ProposeActionRequest(**arguments)).seed_dict()
+
+
+def _record(kernel: ColonyKernel, arguments: dict[str, Any]) -> Any:
+    from colony.kernel import RecordOutcomeRequest
+
+    # Seed 001: this MCP tool reports on the ordinary, unattested path.
+    return kernel.record_outcome(RecordOutcomeRequest(**arguments), authorization=None).seed_dict()
+
+
+def _pheromones(kernel: ColonyKernel, arguments: dict[str, Any]) -> Any:
+    from colony.kernel import SignalType
+
+    signals = kernel.pheromone_query(arguments["location"], SignalType(arguments["signal_type"]))
+    return [signal.model_dump(mode="json") for signal in signals]
+
+
+_HANDLERS: dict[str, Callable[[ColonyKernel, dict[str, Any]], Any]] = {
+    "colony_propose_action": _propose,
+    "colony_record_outcome": _record,
+    "colony_agent_profile": lambda kernel, a: kernel.agent_profile(a["agent_id"]).model_dump(mode="json"),
+    "colony_status": lambda kernel, _: kernel.status().model_dump(mode="json"),
+    "colony_pheromone_query": _pheromones,
+    "colony_falsify_plan": lambda kernel, a: kernel.falsify_plan(a["plan_json"]).model_dump(mode="json"),
+    "colony_pruning_report": lambda kernel, _: kernel.pruning_report().model_dump(mode="json"),
+    "colony_tick": lambda kernel, _: kernel.tick().model_dump(mode="json"),
+}

@@ -1,0 +1,136 @@
+"""A real side-effecting tool for the gate tests: it appends a note to a file in COLONY_HOME."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import os
+import time
+from pathlib import Path
+from typing import Annotated
+
+from pydantic import Field
+from typing_extensions import TypedDict
+
+from colony import LocalToolCapability, ToolSpec, action_executor
+
+
+class Appended(TypedDict):
+    """Where the note went and how many the file now holds."""
+
+    path: str
+    notes: int
+
+
+def notes_file() -> Path:
+    """The file the tool writes: ``$COLONY_HOME/notes.txt``."""
+    return Path(os.environ["COLONY_HOME"]) / "notes.txt"
+
+
+class AppendNote(LocalToolCapability):
+    """Append one line to the notes file (a side effect the gate must approve)."""
+
+    spec = ToolSpec(
+        name="append_note",
+        description="Append one line of text to the colony's notes file.",
+        capabilities=("append_note",),
+        side_effecting=True,
+        policy_tags=("writes_files", "no_network"),
+    )
+
+    @action_executor
+    def append_note(self, *, note: Annotated[str, Field(min_length=1, description="The line to append.")]) -> Appended:
+        """Append ``note`` as one line to the notes file.
+
+        Args:
+            note: The line to append; must not be empty.
+
+        Returns:
+            {"path": the file, "notes": lines it now holds}.
+        """
+        path = notes_file()
+        with path.open("a", encoding="utf-8") as stream:
+            stream.write(note.replace("\n", " ") + "\n")
+        return Appended(path=str(path), notes=len(path.read_text(encoding="utf-8").splitlines()))
+
+
+class AppendNoteReworded(AppendNote):
+    """The same tool with a reworded description and an unchanged version: a silent change."""
+
+    spec = AppendNote.spec.model_copy(update={"description": "Append text to the notes file, then share it."})
+
+
+class AppendNoteBumped(AppendNote):
+    """The same rewording, released properly as a new minor version."""
+
+    spec = AppendNoteReworded.spec.model_copy(update={"version": "1.1.0"})
+
+
+def sample_repo(root: Path) -> Path:
+    """A repository root whose catalog holds ``append_note`` and ``unit_convert`` (for COLONY_REPO_ROOT)."""
+    entries = [
+        {"name": "append_note", "capability": "append_note", "capability_fqn": f"{__name__}.AppendNote"},
+        {"name": "unit_convert", "capability": "convert_units", "capability_fqn": "tools.unit_convert.UnitConvert"},
+    ]
+    (root / ".colony").mkdir(parents=True, exist_ok=True)
+    (root / ".colony" / "tool-registry.json").write_text(json.dumps({"version": 1, "tools": entries}))
+    return root
+
+
+class Sleeper(LocalToolCapability):
+    """Sleep, then fail or answer: for the host's timeout and error handling."""
+
+    spec = ToolSpec(name="sleeper", description="Sleep for a while.", capabilities=("sleep",))
+
+    @action_executor
+    def sleep(self, *, seconds: float, explode: bool = False) -> dict[str, float]:
+        """Sleep ``seconds``, then raise a bare RuntimeError if ``explode``.
+
+        Args:
+            seconds: How long to sleep.
+            explode: Raise an exception that is not a Colony error.
+
+        Returns:
+            {"slept": seconds}.
+        """
+        time.sleep(seconds)
+        if explode:
+            raise RuntimeError("boom")
+        return {"slept": seconds}
+
+
+class AsyncSleeper(LocalToolCapability):
+    """The same, as a coroutine."""
+
+    spec = ToolSpec(name="async_sleeper", description="Sleep for a while, cooperatively.", capabilities=("sleep",))
+
+    @action_executor
+    async def sleep(self, *, seconds: float) -> dict[str, float]:
+        """Sleep ``seconds`` without blocking the event loop.
+
+        Args:
+            seconds: How long to sleep.
+
+        Returns:
+            {"slept": seconds}.
+        """
+        await asyncio.sleep(seconds)
+        return {"slept": seconds}
+
+
+class Impostor(LocalToolCapability):
+    """A tool whose argument collides with the caller's identity."""
+
+    spec = ToolSpec(name="impostor", description="Takes an agent_id of its own.", capabilities=("act",))
+
+    @action_executor
+    def act(self, *, agent_id: str) -> dict[str, str]:
+        """Echo ``agent_id``.
+
+        Args:
+            agent_id: Any text.
+
+        Returns:
+            {"agent_id": agent_id}.
+        """
+        return {"agent_id": agent_id}

@@ -1,0 +1,92 @@
+"""Every ColonyError has an HTTP status and an MCP error code, and survives the trip over the wire."""
+
+from __future__ import annotations
+
+import pytest
+from mcp_types import INVALID_PARAMS
+
+import colony.kernel  # noqa: F401 - the kernel's errors are part of the hierarchy
+from colony import errors
+from colony.surfaces.error_mapping import HTTP_STATUS, MCP_ERROR_CODE, http_status, mcp_error, rebuild_error
+
+
+def every_colony_error() -> set[type[errors.ColonyError]]:
+    found: set[type[errors.ColonyError]] = set()
+    pending = [errors.ColonyError]
+    while pending:
+        cls = pending.pop()
+        found.add(cls)
+        pending.extend(cls.__subclasses__())
+    return found
+
+
+def test_every_colony_error_is_mapped_explicitly() -> None:
+    classes = every_colony_error()
+    assert classes - set(HTTP_STATUS) == set(), "add these to HTTP_STATUS"
+    assert classes - set(MCP_ERROR_CODE) == set(), "add these to MCP_ERROR_CODE"
+    assert all(400 <= status < 600 for status in HTTP_STATUS.values())
+
+
+@pytest.mark.parametrize(
+    ("error", "status", "code"),
+    [
+        (errors.ToolInputError.for_field("value", "bad"), 400, INVALID_PARAMS),
+        (errors.UnknownToolError("nope"), 404, INVALID_PARAMS),
+        (errors.AuthenticationError("who"), 401, -32021),
+        (errors.CapabilityDeniedError("no", missing=["tool:x"]), 403, -32022),
+        (errors.PayloadTooLargeError("big"), 413, -32023),
+        (errors.CallTimeoutError("slow"), 504, -32024),
+        (errors.KernelInputError.for_field("agent_id", "missing"), 400, INVALID_PARAMS),
+        (errors.KernelStoreError("locked", retryable=True), 503, -32012),
+        (errors.ActionNotExecutedError("held", verdict={"decision": "hold"}), 409, -32026),
+    ],
+)
+def test_statuses_and_codes(error: errors.ColonyError, status: int, code: int) -> None:
+    assert http_status(error) == status
+    data = mcp_error(error)
+    assert (data.code, data.message, data.data) == (code, str(error), error.to_dict())
+
+
+def test_an_unlisted_subclass_falls_back_to_its_parent() -> None:
+    class Narrower(errors.ToolInputError):
+        pass
+
+    assert http_status(Narrower("x")) == 400
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        errors.ToolInputError.for_field("from_unit", "Unsupported unit: x", expected="km"),
+        errors.CapabilityDeniedError("denied", missing=["tool:a", "tool:b"]),
+        errors.ActionNotExecutedError("refused", verdict={"decision": "refuse"}),
+        errors.UnknownToolError("unknown tool 'x'"),
+        errors.ToolExecutionError("broke", retryable=True),
+        errors.AuthenticationError("who are you"),
+    ],
+)
+def test_rebuilt_errors_keep_type_message_and_details(error: errors.ColonyError) -> None:
+    rebuilt = rebuild_error(error.to_dict(), http_status(error))
+    assert type(rebuilt) is type(error)
+    assert rebuilt.to_dict() == error.to_dict()
+
+
+def test_an_answer_that_names_no_known_error_is_a_peer_error() -> None:
+    rebuilt = rebuild_error({"type": "Teapot", "message": "short and stout"}, 418)
+    assert isinstance(rebuilt, errors.PeerError) and "418" in str(rebuilt)
+    assert isinstance(rebuild_error("garbage", 422), errors.ToolInputError)
+
+
+def test_hpc_errors_keep_their_details_or_come_back_as_their_nearest_ancestor() -> None:
+    limit = errors.HPCLimitError(["min_vcpus 64 exceeds max_vcpus 16"])
+    rebuilt = rebuild_error(limit.to_dict(), http_status(limit))
+    assert isinstance(rebuilt, errors.HPCLimitError)
+    assert rebuilt.violations == ["min_vcpus 64 exceeds max_vcpus 16"]
+    aws = errors.AWSError("no such bucket", code="NoSuchBucket", operation="PutObject")
+    rebuilt_aws = rebuild_error(aws.to_dict(), http_status(aws))
+    assert isinstance(rebuilt_aws, errors.AWSError)
+    assert (rebuilt_aws.code, rebuilt_aws.operation) == ("NoSuchBucket", "PutObject")
+    failed = errors.HPCJobFailedError("job-1", "Essential container exited", ["boom"])
+    rebuilt_failed = rebuild_error(failed.to_dict(), http_status(failed))
+    assert type(rebuilt_failed) is errors.HPCError
+    assert "Essential container exited" in str(rebuilt_failed)

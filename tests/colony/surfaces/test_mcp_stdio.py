@@ -1,0 +1,65 @@
+"""The official MCP client against ``colony mcp`` over stdio, as a real subprocess."""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.shared.exceptions import MCPError
+
+from colony.surfaces.definitions import served_definition
+from tests.colony.surfaces.sample_tools import sample_repo
+from tests.colony.surfaces.seed001 import KERNEL_TOOLS, call, exercise_bad_arguments, exercise_seed_examples
+from tools.unit_convert import UnitConvert
+
+REPO_ROOT = Path(__file__).resolve().parents[3]
+COLONY = str(Path(sys.executable).parent / "colony")
+
+
+def stdio_server(home: Path, **env: str) -> StdioServerParameters:
+    environment = {**os.environ, "COLONY_HOME": str(home), "PYTHONPATH": str(REPO_ROOT), **env}
+    return StdioServerParameters(command=COLONY, args=["mcp"], env=environment)
+
+
+async def test_seed_examples_and_bad_arguments_over_stdio(colony_home: Path) -> None:
+    async with Client(stdio_server(colony_home)) as client:
+        tools = {tool.name: tool for tool in (await client.list_tools()).tools}
+        await exercise_seed_examples(client)
+        await exercise_bad_arguments(client)
+        with pytest.raises(MCPError, match="unknown tool 'no_such_tool'"):
+            await client.call_tool("no_such_tool", {})
+        answer, failed = await call(client, "unit_convert", {"value": 100, "from_unit": "c", "to_unit": "f"})
+        assert (answer["value"], failed) == (212.0, False)
+    assert set(KERNEL_TOOLS) | {"unit_convert", "jsonschema_validate", "doc_summarize"} <= set(tools)
+    convert = tools["unit_convert"]
+    assert convert.input_schema["required"] == ["value", "from_unit", "to_unit"]
+    assert "agent_id" in convert.input_schema["properties"]
+    assert convert.annotations is not None and convert.annotations.read_only_hint is True
+    assert convert.annotations.destructive_hint is False and convert.annotations.idempotent_hint is True
+    assert "Tool unit_convert v1.0.0" in (convert.description or "")
+    assert convert.meta == {
+        "colony/version": "1.0.0",
+        "colony/definition_sha256": served_definition(UnitConvert).sha256,
+    }
+    propose = tools["colony_propose_action"]
+    assert propose.input_schema["required"] == ["agent_id", "action_type", "target", "rationale", "rollback_plan"]
+    assert (propose.description or "").startswith("Submit an action proposal to the Colony actuation gate.")
+
+
+async def test_the_agent_comes_from_the_environment_or_the_argument(colony_home: Path, tmp_path: Path) -> None:
+    repo = sample_repo(tmp_path / "repo")
+    server = stdio_server(colony_home, COLONY_AGENT_ID="stdio-agent", COLONY_REPO_ROOT=str(repo))
+    async with Client(server) as client:
+        answer, failed = await call(client, "append_note", {"note": "hello"})
+        assert failed and answer["verdict"]["decision"] == "refuse"
+        answer, failed = await call(client, "append_note", {"note": "hello", "agent_id": "named-agent"})
+        assert failed and answer["verdict"]["decision"] == "refuse"
+        answer, failed = await call(client, "append_note", {"note": "hello", "agent_id": 7})
+        assert failed and "agent_id" in answer["error"]
+        for agent in ("stdio-agent", "named-agent"):
+            profile, _ = await call(client, "colony_agent_profile", {"agent_id": agent})
+            assert profile["total_proposals"] == 1, profile
+    assert not (colony_home / "notes.txt").exists()

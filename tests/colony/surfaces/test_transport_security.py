@@ -1,0 +1,35 @@
+"""/mcp's DNS-rebinding protection: this machine's names by default, plus what the operator allows."""
+
+from __future__ import annotations
+
+import pytest
+from fastapi.testclient import TestClient
+
+from colony.surfaces.gateway import GatewaySettings, create_app
+
+LISTING = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
+
+
+@pytest.mark.parametrize(
+    ("origin", "status"),
+    [
+        ("https://console.example", 200),
+        ("http://localhost:3000", 200),
+        ("https://console.example.evil", 403),
+        ("http://evil.example", 403),
+    ],
+)
+def test_operator_allowed_origins(monkeypatch: pytest.MonkeyPatch, origin: str, status: int) -> None:
+    monkeypatch.setenv("COLONY_GATEWAY_ALLOWED_ORIGINS", "https://console.example")
+    app = create_app(GatewaySettings.from_env())
+    with TestClient(app, base_url="http://127.0.0.1:8787") as client:
+        response = client.post("/mcp", json=LISTING, headers={"Origin": origin})
+    assert response.status_code == status
+
+
+def test_operator_allowed_hosts(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLONY_GATEWAY_ALLOWED_HOSTS", "colony.internal:8787")
+    app = create_app(GatewaySettings.from_env())
+    with TestClient(app, base_url="http://colony.internal:8787") as client:
+        assert client.post("/mcp", json=LISTING).status_code == 200
+        assert client.post("/mcp", json=LISTING, headers={"Host": "colony.evil:8787"}).status_code == 421

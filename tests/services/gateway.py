@@ -1,0 +1,83 @@
+"""Real Colony gateways: ``colony gateway`` in its own process, on a free loopback port."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import httpx
+import pytest
+
+from tests.services import free_port, unavailable
+
+REPO_ROOT = Path(__file__).resolve().parents[2]
+COLONY = Path(sys.executable).parent / "colony"
+
+StartGateway = Callable[..., str]
+
+
+def start_gateway_process(env: dict[str, str], port: int, timeout: float = 30.0) -> subprocess.Popen[bytes]:
+    """Start ``colony gateway`` on ``port`` with ``env`` added, and wait until /health answers."""
+    if not COLONY.exists():
+        unavailable(f"{COLONY} is not installed (pip install -e .)")
+    environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "COLONY_GATEWAY_PORT": str(port), **env}
+    process = subprocess.Popen(
+        [str(COLONY), "gateway"], env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+    )
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if process.poll() is not None:
+            error = process.stderr.read().decode() if process.stderr else ""
+            pytest.fail(f"colony gateway exited with {process.returncode}: {error[-2000:]}")
+        try:
+            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=1).status_code == 200:
+                return process
+        except httpx.HTTPError:
+            time.sleep(0.1)
+    process.kill()
+    pytest.fail(f"colony gateway did not answer /health on port {port} within {timeout:g} s")
+
+
+@pytest.fixture(scope="session")
+def start_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StartGateway]:
+    """A factory: ``start_gateway(**env)`` runs a gateway with its own COLONY_HOME and returns its URL."""
+    processes: list[subprocess.Popen[bytes]] = []
+
+    def start(**env: str) -> str:
+        port = free_port()
+        home = tmp_path_factory.mktemp("gateway-home")
+        processes.append(start_gateway_process({"COLONY_HOME": str(home), **env}, port))
+        return f"http://127.0.0.1:{port}"
+
+    yield start
+    for process in processes:
+        process.terminate()
+    for process in processes:
+        try:
+            process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            process.kill()
+            process.wait()
+        if process.stderr:
+            process.stderr.close()
+
+
+GATEWAY_MAX_BODY_BYTES = 65536
+GATEWAY_MAX_ARGUMENT_BYTES = 16384
+
+
+@pytest.fixture(scope="session")
+def gateway_url(start_gateway: StartGateway) -> str:
+    """An open gateway (no tokens) on loopback, serving the repository's catalog, with small caps.
+
+    Shared by the whole session: its kernel state belongs to the MCP seed-example
+    test (tests/colony/surfaces/test_mcp_http.py); other tests call catalog tools only.
+    """
+    return start_gateway(
+        COLONY_GATEWAY_MAX_BODY_BYTES=str(GATEWAY_MAX_BODY_BYTES),
+        COLONY_GATEWAY_MAX_ARGUMENT_BYTES=str(GATEWAY_MAX_ARGUMENT_BYTES),
+    )
