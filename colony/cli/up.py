@@ -32,8 +32,10 @@ def prefect_server(host: str, port: int) -> Iterator[str]:
     """A ``prefect server start`` subprocess, stopped on exit; yields its API URL."""
     api_url = f"http://{host}:{port}/api"
     command = [str(Path(sys.executable).parent / "prefect"), "server", "start", "--host", host, "--port", str(port)]
+    # The embedded server sends no usage telemetry unless the user asked for it.
+    environment = {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", **os.environ}
     # Its own session, so Ctrl-C reaches the runner first and the API outlives the runner's shutdown.
-    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True)
+    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True, env=environment)
     try:
         deadline = time.monotonic() + STARTUP_SECONDS
         while not _healthy(api_url):
