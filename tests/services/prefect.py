@@ -17,7 +17,7 @@ from pathlib import Path
 
 import httpx
 import pytest
-from prefect.settings import PREFECT_LOCAL_STORAGE_PATH, temporary_settings
+from prefect.settings import PREFECT_API_URL, PREFECT_LOCAL_STORAGE_PATH, temporary_settings
 from prefect.testing.utilities import prefect_test_harness
 
 from tests.services import free_port, unavailable
@@ -26,11 +26,11 @@ SERVER_STARTUP_SECONDS = 90
 
 
 @pytest.fixture(scope="session")
-def prefect_harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
-    """Prefect's test harness for the session, with results kept in a temporary directory."""
+def prefect_harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """Prefect's test harness for the session, results in a temporary directory; its API URL."""
     storage = tmp_path_factory.mktemp("prefect-storage")
     with temporary_settings({PREFECT_LOCAL_STORAGE_PATH: storage}), prefect_test_harness(server_startup_timeout=60):
-        yield
+        yield str(PREFECT_API_URL.value())
 
 
 @dataclass(frozen=True)
