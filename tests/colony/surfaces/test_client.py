@@ -6,7 +6,7 @@ import pytest
 
 from colony.client import UnifiedToolClient
 from colony.errors import PeerError, SurfaceError, ToolInputError, UnknownToolError
-from tests.colony.surfaces.seed004 import BAD_UNIT, EXAMPLES, SeedExample
+from tests.seed004 import BAD_UNIT, EXAMPLES, SeedExample
 
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=lambda example: example.id)

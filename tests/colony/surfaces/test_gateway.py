@@ -8,7 +8,7 @@ import httpx
 import pytest
 
 from tests.colony.surfaces.conftest import UNREACHABLE_PEER
-from tests.colony.surfaces.seed004 import BAD_UNIT, EXAMPLES, SeedExample
+from tests.seed004 import BAD_UNIT, EXAMPLES, SeedExample
 from tests.services.gateway import GATEWAY_MAX_ARGUMENT_BYTES, GATEWAY_MAX_BODY_BYTES
 
 

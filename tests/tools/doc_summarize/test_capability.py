@@ -4,6 +4,7 @@ import re
 import pytest
 
 from colony import ToolInputError
+from tests.seed004 import ARTICLE
 from tools.doc_summarize import DocSummarize
 from tools.doc_summarize.capability import split_words
 
@@ -15,17 +16,6 @@ def tool():
 
 async def summarize(tool, **arguments):
     return await tool.invoke("summarize_text", arguments)
-
-
-ARTICLE = """
-Artificial intelligence is transforming how businesses operate.
-Machine learning algorithms can analyze vast amounts of data quickly.
-Companies are using AI to improve customer service and operations.
-However, ethical considerations around AI deployment remain important.
-Privacy concerns and algorithmic bias need to be addressed.
-The future of AI depends on responsible development practices.
-Regulations are being developed to ensure AI safety.
-"""
 
 
 async def test_seed_example_1_summarize_article(tool):

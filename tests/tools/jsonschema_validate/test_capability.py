@@ -1,6 +1,7 @@
 import pytest
 
 from colony import ToolInputError
+from tests.seed004 import NESTED_SCHEMA
 from tools.jsonschema_validate import JsonSchemaValidate
 
 
@@ -78,32 +79,6 @@ async def test_seed_example_5_enum_validation(tool):
     assert result["errors"] == ["'invalid_status' is not one of ['pending', 'active', 'completed']"]
 
 
-NESTED = {
-    "type": "object",
-    "properties": {
-        "user": {
-            "type": "object",
-            "properties": {
-                "name": {"type": "string"},
-                "contacts": {
-                    "type": "array",
-                    "items": {
-                        "type": "object",
-                        "properties": {
-                            "type": {"type": "string", "enum": ["email", "phone"]},
-                            "value": {"type": "string"},
-                        },
-                        "required": ["type", "value"],
-                    },
-                },
-            },
-            "required": ["name"],
-        }
-    },
-    "required": ["user"],
-}
-
-
 async def test_seed_example_6_complex_nested_schema(tool):
     data = {
         "user": {
@@ -111,9 +86,9 @@ async def test_seed_example_6_complex_nested_schema(tool):
             "contacts": [{"type": "email", "value": "alice@example.com"}, {"type": "phone", "value": "555-1234"}],
         }
     }
-    assert (await validate(tool, NESTED, data))["valid"] is True
+    assert (await validate(tool, NESTED_SCHEMA, data))["valid"] is True
     data["user"]["contacts"][1]["type"] = "fax"
-    result = await validate(tool, NESTED, data)
+    result = await validate(tool, NESTED_SCHEMA, data)
     assert result["error_details"] == [
         {"path": "$.user.contacts[1].type", "message": "'fax' is not one of ['email', 'phone']"}
     ]
