@@ -88,6 +88,9 @@ class Agent:
         for capability in self.capabilities:
             capability.agent = self
         self._check_override_keys()
+        # The mounts and the spec never change, so the full menu (and its name check) is built once.
+        self._menu = self.menu()
+        self._by_name = {entry.name: entry for entry in self._menu}
 
     @property
     def name(self) -> str:
@@ -113,11 +116,11 @@ class Agent:
 
     def lookup(self, menu_name: str) -> tuple[AgentCapability, ActionDescription]:
         """The capability and menu entry the model means by ``menu_name``."""
-        for entry in self.menu():
-            if entry.name == menu_name:
-                capability = next(c for c in self.capabilities if c.capability_name() == entry.capability)
-                return capability, entry
-        raise UnknownToolError(f"agent {self.name!r} has no action {menu_name!r}")
+        entry = self._by_name.get(menu_name)
+        if entry is None:
+            raise UnknownToolError(f"agent {self.name!r} has no action {menu_name!r}")
+        capability = next(c for c in self.capabilities if c.capability_name() == entry.capability)
+        return capability, entry
 
     async def call(self, menu_name: str, arguments: Mapping[str, Any] | None = None) -> Any:
         """Run the action the model called by its menu name."""

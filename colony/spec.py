@@ -14,9 +14,10 @@ import re
 from enum import StrEnum
 from typing import Any
 
-from jsonschema import Draft202012Validator
 from jsonschema.exceptions import SchemaError
 from pydantic import BaseModel, ConfigDict, Field, computed_field, field_validator, model_validator
+
+from colony.schemas import validator_class
 
 __all__ = [
     "Backend",
@@ -153,10 +154,12 @@ def _check_json_schema(schema: dict[str, Any] | None) -> dict[str, Any] | None:
     if schema is None:
         return None
     try:
-        Draft202012Validator.check_schema(schema)
+        draft = validator_class(schema)
+        draft.check_schema(schema)
     except SchemaError as error:
         path = "/".join(str(part) for part in error.absolute_path) or "<root>"
-        raise ValueError(f"not a valid JSON Schema (2020-12) at {path}: {error.message}") from None
+        dialect = schema.get("$schema", "2020-12")
+        raise ValueError(f"not a valid JSON Schema ({dialect}) at {path}: {error.message}") from None
     return schema
 
 

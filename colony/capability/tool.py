@@ -15,9 +15,10 @@ from typing import Any, ClassVar
 from typing_extensions import TypedDict
 
 from colony.capability._actions import action_executor
-from colony.capability._schema import clean_schema, compiled_validator, schema_mismatches
+from colony.capability._schema import clean_schema, schema_mismatches
 from colony.capability.base import AgentCapability
 from colony.errors import ToolOutputError
+from colony.schemas import compiled_validator
 from colony.spec import ToolSpec
 
 __all__ = ["LocalToolCapability", "Preconditions", "ToolCapability"]

@@ -48,10 +48,9 @@ def test_override_of_a_tool_the_agent_lacks_is_an_error():
         assemble(spec(tool_approval={"tool:unit_convert.teleport": "required"}))
 
 
-def test_override_creating_a_name_clash_is_an_error():
-    agent = assemble(spec(tool_overrides={"tool:unit_convert": {"name": "check_preconditions"}}))
+def test_override_creating_a_name_clash_is_an_error_when_assembled():
     with pytest.raises(AgentSpecError, match="two actions the name"):
-        agent.menu()
+        assemble(spec(tool_overrides={"tool:unit_convert": {"name": "check_preconditions"}}))
 
 
 def test_unknown_capability_and_unknown_action():

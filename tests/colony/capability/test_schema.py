@@ -3,7 +3,7 @@ from jsonschema import Draft7Validator, Draft202012Validator
 from jsonschema.exceptions import SchemaError
 
 from colony.capability import compiled_validator
-from colony.capability._schema import validator_class
+from colony.schemas import validator_class
 
 
 def test_draft_follows_dollar_schema_with_2020_12_by_default():
