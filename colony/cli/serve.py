@@ -16,19 +16,29 @@ __all__ = ["gateway", "mcp"]
 
 def mcp(
     agent: Annotated[
-        str | None, typer.Option(help="The connecting agent's id (default: COLONY_AGENT_ID, else 'anonymous').")
+        str | None,
+        typer.Option(help="The agent this session acts for (you are the local operator; default: yourself)."),
     ] = None,
 ) -> None:
     """Serve the colony_* kernel tools and every catalog tool over MCP on stdin/stdout."""
+    from colony.runtime import Runtime
     from colony.surfaces.mcp_server import build_mcp_server, run_stdio
-    from colony.surfaces.toolhost import LocalToolHost
 
     try:
-        server = build_mcp_server(LocalToolHost(), default_agent=agent)
+        runtime = Runtime()
+        server = build_mcp_server(runtime, acting_for=agent)
     except ColonyError as error:
         Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False)
         raise typer.Exit(code=1) from None
-    asyncio.run(run_stdio(server))
+    runtime.pool.install_signal_handlers()
+
+    async def serve() -> None:
+        try:
+            await run_stdio(server)
+        finally:
+            await runtime.aclose()
+
+    asyncio.run(serve())
 
 
 def gateway(

@@ -51,6 +51,8 @@ HTTP_STATUS: dict[type[errors.ColonyError], int] = {
     errors.CallTimeoutError: 504,
     errors.PeerError: 502,
     errors.ActionNotExecutedError: 409,
+    errors.IdentityError: 403,
+    errors.UngatedActionError: 500,
 }
 
 # JSON-RPC codes: the protocol's own for bad parameters, the implementation-defined
@@ -92,6 +94,8 @@ MCP_ERROR_CODE: dict[type[errors.ColonyError], int] = {
     errors.CallTimeoutError: -32024,
     errors.PeerError: -32025,
     errors.ActionNotExecutedError: -32026,
+    errors.IdentityError: -32027,
+    errors.UngatedActionError: -32028,
 }
 
 
