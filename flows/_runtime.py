@@ -12,12 +12,14 @@ A flow runs with the authority of whoever can reach the Prefect API: an operator
 
 from __future__ import annotations
 
-import functools
 import threading
+from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
 
+from blocks.secrets import install_secret_resolver
+from colony.catalog import registry_path
 from colony.kernel import KernelSettings
 from colony.runtime import Acting, Catalog, HeldCall, HoldDecision, KernelProvider, Principal, Runtime
 from flows._approval import wait_for_approval
@@ -29,7 +31,8 @@ from tasks.kernel import kernel_for, propose
 __all__ = ["PREFECT_OPERATOR", "PrefectEvents", "flow_runtime"]
 
 PREFECT_OPERATOR = Principal.of("prefect-operator", ["*"], operator=True)
-_runtimes: dict[tuple[str, int, int], Runtime] = {}
+_runtimes: dict[tuple[str, Path, int, int], Runtime] = {}
+_catalogs: dict[Path, Catalog] = {}
 _lock = threading.Lock()
 
 
@@ -45,15 +48,20 @@ class PrefectEvents:
         emit_role_changed(agent_id, before, after, trust)
 
 
-@functools.cache
-def _catalog() -> Catalog:
-    return Catalog()
+def _catalog(path: Path) -> Catalog:
+    """One catalog per registry file in the process (it reloads itself when the file changes)."""
+    catalog = _catalogs.get(path)
+    if catalog is None:
+        catalog = _catalogs[path] = Catalog(path)
+    return catalog
 
 
 def flow_runtime(settings: KernelSettings, *, approval_timeout_seconds: int = 3600, poll_seconds: int = 5) -> Runtime:
     """The process's runtime for ``settings``, sharing one catalog and one tool pool with every flow here."""
+    install_secret_resolver()
     kernel = kernel_for(settings)
-    key = (settings.model_dump_json(), approval_timeout_seconds, poll_seconds)
+    path = registry_path()
+    key = (settings.model_dump_json(), path, approval_timeout_seconds, poll_seconds)
     with _lock:
         runtime = _runtimes.get(key)
         if runtime is None:
@@ -68,7 +76,7 @@ def flow_runtime(settings: KernelSettings, *, approval_timeout_seconds: int = 36
                 return await anyio.to_thread.run_sync(lambda: propose(request, settings))
 
             runtime = _runtimes[key] = Runtime(
-                _catalog(),
+                _catalog(path),
                 pool=POOL,
                 kernels=KernelProvider(kernel),
                 executor=TaskExecutor(),

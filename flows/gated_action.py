@@ -74,6 +74,7 @@ class GatedActionSummary(BaseModel):
     approval: ApprovalInput | None = Field(default=None, description="The person's decision on a held action.")
     result: Any = Field(default=None, description="The tool's result, when it ran and succeeded.")
     error: dict[str, Any] | None = Field(default=None, description="What failed, when something did.")
+    rolled_back: list[str] = Field(default_factory=list, description="Rollback actions that ran.")
     consequence_id: str | None = Field(default=None, description="The recorded outcome's id.")
     trust_after: float | None = Field(default=None, description="The agent's trust after the outcome.")
     role_after: Role | None = Field(default=None, description="The agent's role after the outcome.")
@@ -119,6 +120,7 @@ def gated_action(request: GatedActionRequest) -> GatedActionSummary:
         approval=ApprovalInput(**_approval(outcome.approval)) if outcome.approval else None,
         result=outcome.result,
         error=_error(outcome.error),
+        rolled_back=list(outcome.rolled_back),
         consequence_id=record.get("consequence_id"),
         trust_after=record.get("trust_score"),
         role_after=Role(record["role"]) if record.get("role") else None,

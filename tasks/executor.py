@@ -14,7 +14,7 @@ from prefect.states import State
 
 from colony.runtime import Authorization, CatalogTool
 from colony.runtime.authorization import require_authorization
-from colony.runtime.executor import Execution
+from colony.runtime.executor import Execution, as_tool_error
 from tasks.actions import action_task
 from tasks.policy import ExecutionPolicy
 
@@ -38,4 +38,8 @@ class TaskExecutor:
             return cast("State[Any]", task(arguments=arguments, authorization=authorization, return_state=True))
 
         state = await anyio.to_thread.run_sync(run)
-        return Execution(result=state.result(), cached=state.name == "Cached")
+        try:
+            result = state.result()
+        except Exception as error:  # the task's failure, translated once as everywhere else
+            raise as_tool_error(tool, error) from error
+        return Execution(result=result, cached=state.name == "Cached")

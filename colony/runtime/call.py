@@ -71,6 +71,7 @@ class CallOutcome:
         error: The failure (FAILED only): the tool's own error.
         approval: The person's decision on a held call, when one was taken.
         cached: Whether the result is a cache hit of an earlier identical call (Prefect's executor).
+        rolled_back: The rollback actions that ran after a failed check.
     """
 
     status: CallStatus
@@ -84,6 +85,7 @@ class CallOutcome:
     error: ColonyError | None = None
     approval: dict[str, Any] | None = None
     cached: bool = False
+    rolled_back: tuple[str, ...] = ()
 
     @property
     def governed(self) -> bool:

@@ -20,7 +20,7 @@ from colony.runtime.authorization import Authorization, require_authorization
 from colony.runtime.catalog import CatalogTool
 from colony.runtime.pool import ToolPool
 
-__all__ = ["Execution", "Executor", "InProcessExecutor"]
+__all__ = ["Execution", "Executor", "InProcessExecutor", "as_tool_error"]
 
 # A pure tool that declares a CPU cost under this runs on the event loop: a thread
 # hop would cost more than the call. A tool that declares no cost gets a thread.
@@ -75,10 +75,19 @@ class InProcessExecutor:
                 return await anyio.to_thread.run_sync(method, abandon_on_cancel=True)
         except TimeoutError:
             raise CallTimeoutError(f"{tool.name} did not finish within {self.timeout_seconds:g} s") from None
-        except ColonyError:
-            raise
         except Exception as error:  # a tool's own bug reaches the caller as an answer, not a traceback
-            raise ToolExecutionError(f"{tool.name} failed: {type(error).__name__}: {error}") from error
+            raise as_tool_error(tool, error) from error
+
+
+def as_tool_error(tool: CatalogTool, error: Exception) -> ColonyError:
+    """A failure as the caller sees it: a Colony error as it is, anything else as a ToolExecutionError.
+
+    A dropped connection or a timeout inside the tool is marked retryable: a second attempt may succeed.
+    """
+    if isinstance(error, ColonyError):
+        return error
+    transient = isinstance(error, ConnectionError | TimeoutError)
+    return ToolExecutionError(f"{tool.name} failed: {type(error).__name__}: {error}", retryable=transient)
 
 
 def _runs_inline(tool: CatalogTool, action: str) -> bool:

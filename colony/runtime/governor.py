@@ -187,14 +187,14 @@ class Governor:
                 await verify(result)
             except Exception as error:  # noqa: BLE001 - any failed check rolls the action back
                 problem = VerificationError(f"the check after {tool.name}.{action} failed: {error}")
-                undone = await self._rollback(tool, action, arguments, authorization)
+                undone = await self._rollback(tool, action, arguments, authorization, outcome)
                 await self._record(outcome, authorization, f"failed: {problem}{undone}", False, started)
                 return outcome.finish(CallStatus.FAILED, error=problem, result=result)
         await self._record(outcome, authorization, "executed successfully", True, started)
         return outcome.finish(CallStatus.EXECUTED, result=result)
 
     async def _rollback(
-        self, tool: CatalogTool, action: str, arguments: dict[str, Any], authorization: Authorization
+        self, tool: CatalogTool, action: str, arguments: dict[str, Any], authorization: Authorization, outcome: _Outcome
     ) -> str:
         undo = tool.cls.rollback_actions.get(action)
         if undo is None:
@@ -206,6 +206,7 @@ class Governor:
             )
         except ColonyError as error:
             return f"; rollback {undo} failed: {error}"
+        outcome.rolled_back = (undo,)
         return f"; rolled back with {undo}"
 
     async def _record(
@@ -261,6 +262,7 @@ class _Outcome:
     record: dict[str, Any] | None = None
     approval: dict[str, Any] | None = None
     version: str = ""
+    rolled_back: tuple[str, ...] = ()
 
     def finish(self, status: CallStatus, *, result: Any = None, error: ColonyError | None = None) -> CallOutcome:
         return CallOutcome(
@@ -274,6 +276,7 @@ class _Outcome:
             record=self.record,
             error=error,
             approval=self.approval,
+            rolled_back=self.rolled_back,
         )
 
 
