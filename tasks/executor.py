@@ -34,6 +34,7 @@ class TaskExecutor:
         if tool.governed(action):
             require_authorization(authorization, tool.name, action)
         task = action_task(tool.cls, action, self.policy)
+
         def run() -> State[Any]:
             return cast("State[Any]", task(arguments=arguments, authorization=authorization, return_state=True))
 

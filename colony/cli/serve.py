@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 from typing import Annotated
 
+import anyio
 import typer
 from rich.console import Console
 
 from colony.errors import ColonyError
+from colony.runtime import Runtime
 
 __all__ = ["gateway", "mcp"]
 
@@ -21,7 +24,6 @@ def mcp(
     ] = None,
 ) -> None:
     """Serve the colony_* kernel tools and every catalog tool over MCP on stdin/stdout."""
-    from colony.runtime import Runtime
     from colony.surfaces.mcp_server import build_mcp_server, run_stdio
 
     try:
@@ -30,15 +32,31 @@ def mcp(
     except ColonyError as error:
         Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False)
         raise typer.Exit(code=1) from None
-    runtime.pool.install_signal_handlers()
 
     async def serve() -> None:
         try:
-            await run_stdio(server)
+            async with anyio.create_task_group() as group:
+                group.start_soon(_exit_on_sigterm, runtime)
+                await run_stdio(server)
+                group.cancel_scope.cancel()
         finally:
-            await runtime.aclose()
+            with anyio.CancelScope(shield=True):
+                await runtime.aclose()  # no sandbox container outlives the server
 
     asyncio.run(serve())
+
+
+async def _exit_on_sigterm(runtime: Runtime) -> None:
+    """On SIGTERM, shut the tools down (containers included), then exit.
+
+    The stdio transport reads stdin in a worker thread that no cancellation can
+    interrupt, so the process exits directly once the tools are down.
+    """
+    with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+        async for _ in signals:
+            with anyio.CancelScope(shield=True):
+                await runtime.aclose()
+            os._exit(128 + signal.SIGTERM)
 
 
 def gateway(

@@ -50,6 +50,7 @@ class HPCToolCapability(ToolCapability):
 
     __abstract_tool__ = True
     retryable_errors: ClassVar[tuple[type[BaseException], ...]] = (HPCUnavailableError, HPCTimeoutError)
+    isolated: ClassVar[bool] = True
 
     def __init__(
         self,

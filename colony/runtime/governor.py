@@ -152,6 +152,7 @@ class Governor:
             "tool_version": spec.version,
             "arguments": arguments,
         }
+        evidence["sandbox"] = tool.cls.isolated  # from the tool's class, never from the caller
         if request.target:
             evidence["caller_target"] = request.target
         if acting.acted_by:

@@ -2,17 +2,16 @@
 
 Every surface and flow in a process shares the pool, so a sandboxed tool runs in
 one container per process, not one per surface. Leaving the pool (a ``with``
-block, a server's lifespan, SIGTERM or SIGINT once ``install_signal_handlers``
-ran) shuts every instance down, so no container outlives its process.
+block, a server's lifespan, ``colony mcp`` on SIGTERM) shuts every instance
+down, so no container outlives its process.
 """
 
 from __future__ import annotations
 
 import asyncio
-import signal
 import threading
-from types import FrameType, TracebackType
-from typing import TYPE_CHECKING, Any
+from types import TracebackType
+from typing import TYPE_CHECKING
 
 from colony.errors import ColonyError
 
@@ -73,17 +72,3 @@ class ToolPool:
         self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
     ) -> None:
         await self.shutdown()
-
-    def install_signal_handlers(self) -> None:
-        """Turn SIGTERM into an orderly exit (SystemExit), so ``with``/``finally`` blocks shut the pool down.
-
-        SIGINT already raises KeyboardInterrupt. Only the main thread may install handlers;
-        elsewhere this does nothing.
-        """
-        if threading.current_thread() is not threading.main_thread():
-            return
-
-        def terminate(signum: int, frame: FrameType | None) -> Any:
-            raise SystemExit(128 + signum)
-
-        signal.signal(signal.SIGTERM, terminate)

@@ -34,6 +34,7 @@ class SandboxToolCapability(ToolCapability):
     __abstract_tool__ = True
     #: The image role (a key of the SandboxImages configuration) this tool's commands run in.
     sandbox_image_role: ClassVar[str]
+    isolated: ClassVar[bool] = True
     retryable_errors: ClassVar[tuple[type[BaseException], ...]] = (SandboxUnavailableError,)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:

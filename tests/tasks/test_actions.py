@@ -30,7 +30,6 @@ from tests.doubles import (
     IdempotentLedgerToolDouble,
     LedgerToolDouble,
     RandomToolDouble,
-    SecretToolDouble,
 )
 from tools.unit_convert import UnitConvert
 
