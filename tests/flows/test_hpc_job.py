@@ -41,14 +41,16 @@ def job_request(stack: HPCStack, tmp_path: Path, name: str = "echo-flow", **chan
 
 def put_output(stack: HPCStack, name: str, key: str, body: bytes) -> None:
     """Play the job's part: write one output object under the job's output prefix."""
-    stack.aws.client("s3").put_object(Bucket="colony-hpc", Key=f"jobs/{name}/outputs/{key}", Body=body)
+    stack.put_output(name, key, body)
 
 
 async def test_the_flow_runs_the_whole_cycle(prefect_harness: str, hpc_stack: HPCStack, tmp_path: Path) -> None:
     put_output(hpc_stack, "echo-flow", "result.json", b'{"ok": true}')
     outputs = await hpc_job(job_request(hpc_stack, tmp_path))
     assert Path(outputs["result.json"]).read_bytes() == b'{"ok": true}'
-    uploaded = hpc_stack.aws.client("s3").get_object(Bucket="colony-hpc", Key="jobs/echo-flow/inputs/deck.txt")
+    uploaded = hpc_stack.aws.client("s3").get_object(
+        Bucket="colony-hpc", Key=hpc_stack.key("echo-flow", "inputs/deck.txt")
+    )
     assert uploaded["Body"].read() == b"deck"
     (job,) = hpc_stack.batch_jobs("echo-flow")
     assert job["status"] == "SUCCEEDED"
