@@ -109,7 +109,15 @@ class BatchBackend:
                     url = self.s3.generate_presigned_url(
                         "put_object", Params={**common, "ContentType": artifact.content_type}, ExpiresIn=expiry
                     )
-                targets.append(UploadTarget(key=artifact.key, s3_key=s3_key, url=url, expires_at=expires_at))
+                targets.append(
+                    UploadTarget(
+                        key=artifact.key,
+                        s3_key=s3_key,
+                        url=url,
+                        content_type=artifact.content_type,
+                        expires_at=expires_at,
+                    )
+                )
                 continue
             count = -(-artifact.size_bytes // part_size)
             with aws_errors("CreateMultipartUpload"):

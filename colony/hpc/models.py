@@ -124,6 +124,9 @@ class UploadTarget(WireModel):
     key: str = Field(description="The artifact's key, as declared.")
     s3_key: str = Field(description="The full S3 object key the upload lands on.")
     url: str | None = Field(default=None, description="Presigned PUT URL for a single-request upload.")
+    content_type: str | None = Field(
+        default=None, description="Content-Type the single-request PUT must send: the URL's signature covers it."
+    )
     upload_id: str | None = Field(default=None, description="Multipart upload id, when the artifact is large.")
     part_size: int | None = Field(default=None, description="Bytes per part (the last part may be shorter).")
     parts: list[UploadPart] = Field(default_factory=list, description="Presigned part URLs, in order.")
