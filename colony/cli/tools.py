@@ -167,7 +167,7 @@ def check_tools() -> None:
         from colony.surfaces.pinning import PinState, check_pins
 
         for status in check_pins(_entries()):
-            if status.state is PinState.CHANGED_WITHOUT_BUMP:
+            if status.state.is_error:
                 problems.append(status.message)
             elif status.state is not PinState.PINNED:
                 console.print(f"[yellow]![/yellow] {status.message}", highlight=False)
