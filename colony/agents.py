@@ -99,8 +99,6 @@ class Agent:
                 for token in capability.spec.required_capabilities
             },
         )
-        for capability in self.capabilities:
-            capability.agent = self
         self._check_override_keys()
         # The mounts and the spec never change, so the full menu (and its name check) is built once.
         self._menu = self.menu()

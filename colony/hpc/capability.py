@@ -14,7 +14,7 @@ import tempfile
 from abc import abstractmethod
 from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from colony.capability import ToolCapability
 from colony.errors import HPCLimitError, HPCTimeoutError, HPCUnavailableError
@@ -25,9 +25,6 @@ from colony.hpc.hooks import build_arity, check_hooks, materialize_inputs
 from colony.hpc.job import HPCJob
 from colony.hpc.runner import JobRunner, default_job_runner
 from colony.hpc.settings import HPCSettings
-
-if TYPE_CHECKING:
-    from colony.agents import Agent
 
 __all__ = ["HPCToolCapability", "default_client", "default_settings"]
 
@@ -46,14 +43,13 @@ class HPCToolCapability(ToolCapability):
     def __init__(
         self,
         *,
-        agent: Agent | None = None,
         client: HPCClient | None = None,
         settings: HPCSettings | None = None,
         workdir: Path | None = None,
         poll_policy: PollPolicy | None = None,
         runner: JobRunner | None = None,
     ) -> None:
-        super().__init__(agent=agent)
+        super().__init__()
         self._client = client
         self._settings = settings
         self._workdir = workdir

@@ -137,6 +137,6 @@ async def test_an_authorization_runs_its_action_once(make_runtime: MakeRuntime, 
     await runtime.executor.run(tool, "write_entry", arguments, issued)
     with pytest.raises(UngatedActionError, match="already used once"):
         await runtime.executor.run(tool, "write_entry", arguments, issued)
-    with pytest.raises(UngatedActionError, match="issued for ledger_double.write_entry, not"):
+    with pytest.raises(UngatedActionError, match=r"issued for ledger_double\.write_entry, not"):
         other = Authorization._issue(proposal_id="q", agent_id="a", tool="ledger_double", action="write_entry")
         await runtime.executor.run(tool, "erase_entry", {"path": arguments["path"]}, other)
