@@ -9,7 +9,8 @@ the command's user, it:
    command is always an external program and cannot replace or exit the runner);
 2. kills every process of that user the command left (the container's main
    process belongs to another user, so it survives) and waits until they are gone;
-3. streams a tar of ``out/`` to stderr, cut at a byte budget;
+3. streams a tar of ``out/`` to stderr, cut at a byte budget (an ``out`` that is a
+   link is not followed: the command's files are what it wrote there);
 4. empties ``/work`` and ``/tmp`` and checks that they are empty;
 5. appends one report line to stderr and exits 0 (clean) or 3 (the container
    could not be emptied and must be replaced).
@@ -59,7 +60,7 @@ while left; do
   sleep 0.01
 done
 n=0
-if [ "$status" = 0 ] && [ -d "$d/out" ]; then
+if [ "$status" = 0 ] && [ -d "$d/out" ] && [ ! -L "$d/out" ]; then
   for f in "$d"/out/* "$d"/out/.[!.]* "$d"/out/..?*; do
     if [ -e "$f" ] || [ -L "$f" ]; then
       n=$(tar -c -f - -C "$d/out" . 2>/dev/null | head -c "$budget" | tee /proc/self/fd/2 | wc -c)

@@ -95,3 +95,10 @@ def test_a_command_cannot_reach_the_next_calls_directory(shell: TightShell) -> N
 def test_a_link_out_of_the_call_is_not_followed(shell: TightShell) -> None:
     result = run(shell, "ln -s /etc/passwd out/passwd; ln -s /proc/1/environ out/env; echo ok > out/real")
     assert result["output_files"] == {"real": "ok\n"}
+
+
+def test_an_out_directory_replaced_by_a_link_returns_nothing(shell: TightShell) -> None:
+    result = run(shell, "echo scratch > /tmp/x && rm -r out && ln -s /tmp out && echo linked")
+    assert result["stdout"] == "linked\n"
+    assert result["output_files"] == {} and not result["output_files_truncated"]
+    _assert_nothing_left(shell)
