@@ -23,8 +23,9 @@ from colony.surfaces.definitions import catalog_record, served_definition
 from colony.surfaces.error_mapping import http_status
 from colony.surfaces.gateway.limits import BodyLimitMiddleware, McpAuthEndpoint
 from colony.surfaces.gateway.models import ToolCallRequest, ToolCallResponse
+from colony.surfaces.gateway.origins import OriginPolicy, TransportGuardMiddleware
 from colony.surfaces.gateway.routing import Router
-from colony.surfaces.gateway.settings import GatewaySettings, is_loopback
+from colony.surfaces.gateway.settings import GatewaySettings
 from colony.surfaces.mcp_server import AGENT_HEADER, build_mcp_server
 
 __all__ = ["create_app"]
@@ -36,6 +37,8 @@ _ERROR_MEANINGS = {
     404: "No such tool on the chosen node(s).",
     409: "The gate refused or held a side-effecting call (error.verdict).",
     413: "Request body or tool arguments over the cap.",
+    415: "The request body is not declared as application/json.",
+    421: "The Host header names another server (DNS rebinding is refused).",
     422: "The request body does not fit ToolCallRequest.",
     504: "The tool or a peer did not answer in time.",
 }
@@ -86,6 +89,7 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
     app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(TransportGuardMiddleware, policy=OriginPolicy.for_gateway(settings))
     mcp_endpoint = McpAuthEndpoint(authenticator, StreamableHTTPASGIApp(manager), challenge)
     app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"]))
     if settings.uses_jwt and settings.jwt_audience:
@@ -179,12 +183,8 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
 
 
 def _transport_security(settings: GatewaySettings) -> TransportSecuritySettings:
-    """DNS-rebinding protection for /mcp: only this machine's names, plus what the operator allows."""
-    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", *settings.allowed_hosts]
-    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*", *settings.allowed_origins]
-    if not is_loopback(settings.host):
-        hosts.append(f"{settings.host}:*")
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+    """The SDK's own Host/Origin check is off: TransportGuardMiddleware applies the one allow-list to every route."""
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 _TOOL_CALL = TypeAdapter(ToolCallRequest)

@@ -20,6 +20,7 @@ from colony.surfaces.auth import (
     TokenTable,
     tokens_from_env,
 )
+from colony.surfaces.gateway.origins import normalize_origin
 
 __all__ = ["GatewaySettings", "Peer", "is_loopback"]
 
@@ -61,8 +62,28 @@ class GatewaySettings(BaseModel):
     max_argument_bytes: int = Field(default=256 * 1024, gt=0, description="Largest tool_args accepted (JSON).")
     call_timeout_seconds: float = Field(default=30.0, gt=0, description="Per-call timeout of a local tool.")
     peer_timeout_seconds: float = Field(default=10.0, gt=0, description="Timeout of one request to a peer.")
-    allowed_hosts: list[str] = Field(default_factory=list, description="Extra Host values /mcp accepts.")
-    allowed_origins: list[str] = Field(default_factory=list, description="Extra Origin values /mcp accepts.")
+    allowed_hosts: list[str] = Field(
+        default_factory=list, description="Host values accepted beyond this gateway's own (host:port, exact)."
+    )
+    allowed_origins: list[str] = Field(
+        default_factory=list, description="Origins accepted beyond this gateway's own (scheme://host[:port], exact)."
+    )
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts_lowercase(cls, hosts: list[str]) -> list[str]:
+        return [host.strip().lower() for host in hosts if host.strip()]
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins_exact(cls, origins: list[str]) -> list[str]:
+        exact = []
+        for origin in origins:
+            normalized = normalize_origin(origin)
+            if normalized is None:
+                raise ValueError(f"{origin!r} is not an origin: expected scheme://host[:port], e.g. https://ui.example")
+            exact.append(normalized)
+        return exact
 
     @property
     def node(self) -> str:
