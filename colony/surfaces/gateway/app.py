@@ -21,7 +21,9 @@ from colony.errors import ColonyError
 from colony.runtime import Runtime
 from colony.surfaces.definitions import catalog_record, served_definition
 from colony.surfaces.error_mapping import http_status
-from colony.surfaces.gateway.limits import BodyLimitMiddleware, McpAuthEndpoint
+from colony.surfaces.gateway.body import BodyGuardMiddleware
+from colony.surfaces.gateway.limits import McpAuthEndpoint
+from colony.surfaces.gateway.mcp_methods import StatelessMcpMethods
 from colony.surfaces.gateway.models import ToolCallRequest, ToolCallResponse
 from colony.surfaces.gateway.origins import OriginPolicy, TransportGuardMiddleware
 from colony.surfaces.gateway.routing import Router
@@ -35,6 +37,7 @@ _ERROR_MEANINGS = {
     401: "Missing or unknown bearer token.",
     403: "The principal lacks a capability token the tool requires (error.missing), or names an agent it is not.",
     404: "No such tool on the chosen node(s).",
+    408: "The request body did not arrive in time.",
     409: "The gate refused or held a side-effecting call (error.verdict).",
     413: "Request body or tool arguments over the cap.",
     415: "The request body is not declared as application/json.",
@@ -88,9 +91,11 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
         lifespan=lifespan,
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
+    app.add_middleware(
+        BodyGuardMiddleware, max_bytes=settings.max_body_bytes, timeout_seconds=settings.body_timeout_seconds
+    )
     app.add_middleware(TransportGuardMiddleware, policy=OriginPolicy.for_gateway(settings))
-    mcp_endpoint = McpAuthEndpoint(authenticator, StreamableHTTPASGIApp(manager), challenge)
+    mcp_endpoint = StatelessMcpMethods(McpAuthEndpoint(authenticator, StreamableHTTPASGIApp(manager), challenge))
     app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"]))
     if settings.uses_jwt and settings.jwt_audience:
         app.router.routes.extend(

@@ -68,6 +68,14 @@ class GatewaySettings(BaseModel):
     allowed_origins: list[str] = Field(
         default_factory=list, description="Origins accepted beyond this gateway's own (scheme://host[:port], exact)."
     )
+    header_timeout_seconds: int = Field(
+        default=5, ge=1, le=300, description="Time a connection has to send each request head; also the idle limit."
+    )
+    max_header_bytes: int = Field(default=16 * 1024, ge=1024, description="Largest request head (line and headers).")
+    body_timeout_seconds: float = Field(default=15.0, gt=0, description="Time a request has to send its whole body.")
+    max_connections: int = Field(
+        default=1000, ge=1, description="Connections and requests held at once; beyond it a request gets 503."
+    )
 
     @field_validator("allowed_hosts")
     @classmethod
@@ -140,6 +148,10 @@ class GatewaySettings(BaseModel):
             "jwks_file": "JWKS_FILE",
             "jwt_audience": "JWT_AUDIENCE",
             "jwt_issuer": "JWT_ISSUER",
+            "header_timeout_seconds": "HEADER_TIMEOUT",
+            "max_header_bytes": "MAX_HEADER_BYTES",
+            "body_timeout_seconds": "BODY_TIMEOUT",
+            "max_connections": "MAX_CONNECTIONS",
         }
         for field, suffix in simple.items():
             if env.get(f"COLONY_GATEWAY_{suffix}"):
