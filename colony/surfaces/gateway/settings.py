@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from colony.errors import SurfaceError
+from colony.runtime.rate_limits import RateLimitSettings
 from colony.surfaces.auth import (
     Authenticator,
     JwtAuthenticator,
@@ -75,6 +76,9 @@ class GatewaySettings(BaseModel):
     body_timeout_seconds: float = Field(default=15.0, gt=0, description="Time a request has to send its whole body.")
     max_connections: int = Field(
         default=1000, ge=1, description="Connections and requests held at once; beyond it a request gets 503."
+    )
+    rate_limits: RateLimitSettings = Field(
+        default_factory=RateLimitSettings, description="Per-principal call rates and concurrency, per tool."
     )
 
     @field_validator("allowed_hosts")
@@ -164,6 +168,8 @@ class GatewaySettings(BaseModel):
         for field, suffix in lists:
             if env.get(f"COLONY_GATEWAY_{suffix}"):
                 values[field] = [item.strip() for item in env[f"COLONY_GATEWAY_{suffix}"].split(",") if item.strip()]
+        if env.get("COLONY_GATEWAY_RATE_LIMITS"):
+            values["rate_limits"] = _parse_rate_limits(env["COLONY_GATEWAY_RATE_LIMITS"])
         if env.get("COLONY_GATEWAY_PEERS"):
             values["peers"] = _parse_peers(env["COLONY_GATEWAY_PEERS"])
         tokens = tokens_from_env()
@@ -199,3 +205,14 @@ def _parse_peers(text: str) -> list[dict[str, Any]]:
             raise SurfaceError("COLONY_GATEWAY_PEERS: expected a JSON list of peers")
         return peers
     return [{"url": url.strip()} for url in text.split(",") if url.strip()]
+
+
+def _parse_rate_limits(text: str) -> dict[str, Any]:
+    """``COLONY_GATEWAY_RATE_LIMITS``: a JSON object (see RateLimitSettings)."""
+    try:
+        limits = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise SurfaceError(f"COLONY_GATEWAY_RATE_LIMITS: not valid JSON: {error}") from None
+    if not isinstance(limits, dict):
+        raise SurfaceError('COLONY_GATEWAY_RATE_LIMITS: expected a JSON object {"default": {...}, "tools": {...}}')
+    return limits
