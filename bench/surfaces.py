@@ -37,6 +37,11 @@ MCP_CALL = {
     "params": {"name": "unit_convert", "arguments": ARGUMENTS},
 }
 CONCURRENCY = 16
+# One caller drives thousands of calls a second here, far past the per-caller defaults: the limiter
+# still runs on every call (its cost is measured), it just never refuses.
+UNLIMITED = json.dumps(
+    {"principal": {"rate": 1e6, "burst": 1e6}, "default": {"rate": 1e6, "burst": 1e6, "concurrency": 1000}}
+)
 LOAD_SECONDS = 5.0
 SEQUENTIAL_CALLS = 1500
 
@@ -141,7 +146,7 @@ def ms(latencies: list[float], quantile: float) -> float:
 
 def start_gateway(port: int, home: str, workers: int, source: Path | None = None) -> subprocess.Popen[bytes]:
     """``colony gateway`` on ``port``; from the checkout at ``source`` instead of this one when given."""
-    env = {**os.environ, "COLONY_HOME": home, "COLONY_GATEWAY_PORT": str(port)}
+    env = {**os.environ, "COLONY_HOME": home, "COLONY_GATEWAY_PORT": str(port), "COLONY_GATEWAY_RATE_LIMITS": UNLIMITED}
     command = [sys.executable, "-c", "from colony.cli import main; main()", "gateway", "--workers", str(workers)]
     if source is not None:
         env |= {"PYTHONPATH": str(source), "COLONY_REPO_ROOT": str(source)}

@@ -42,8 +42,10 @@
         ├── CallTimeoutError       a tool or a peer gateway did not answer in time
         ├── PeerError              a peer gateway is unreachable or answered badly
         ├── ActionNotExecutedError the gate refused or held a side-effecting call
-        └── UngatedActionError     code tried to run a side-effecting action without an
-                                   authorization from the gate (a route around it)
+        ├── UngatedActionError     code tried to run a side-effecting action without an
+        │                          authorization from the gate (a route around it)
+        └── RateLimitedError       the caller is over its rate or concurrency limit for
+                                   a tool; ``retry_after_seconds`` says when to retry
 
 Errors a caller caused (bad input, unknown names) are never retried; an error
 with ``retryable = True`` marks a transient failure worth a second attempt.
@@ -82,6 +84,7 @@ __all__ = [
     "MissingSecretError",
     "PayloadTooLargeError",
     "PeerError",
+    "RateLimitedError",
     "RegistryFileError",
     "SandboxError",
     "SandboxImageMissingError",
@@ -386,3 +389,16 @@ class ActionNotExecutedError(SurfaceError):
 
 class UngatedActionError(SurfaceError):
     """Code tried to run a side-effecting action without the authorization the gate issues for it."""
+
+
+class RateLimitedError(SurfaceError):
+    """The caller is over its call rate, or its concurrent calls, for a tool; retry after ``retry_after_seconds``."""
+
+    retryable = True
+
+    def __init__(self, message: str, *, retry_after_seconds: float) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "retry_after_seconds": self.retry_after_seconds}

@@ -70,6 +70,7 @@ def gateway(
     import uvicorn
 
     from colony.surfaces.gateway import GatewaySettings, create_app
+    from colony.surfaces.gateway.protocol import server_options
 
     try:
         settings = GatewaySettings.from_env(host=host, port=port)
@@ -78,7 +79,7 @@ def gateway(
         Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False)
         raise typer.Exit(code=1) from None
     if workers == 1:
-        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", **server_options(settings))
         return
     # Each worker builds its own app from the environment, so the options above travel there.
     os.environ.update({"COLONY_GATEWAY_HOST": settings.host, "COLONY_GATEWAY_PORT": str(settings.port)})
@@ -89,4 +90,5 @@ def gateway(
         host=settings.host,
         port=settings.port,
         log_level="warning",
+        **server_options(settings),
     )

@@ -6,13 +6,22 @@ so a new error cannot silently surface as a 500 or an internal JSON-RPC error.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, ErrorData
 
 from colony import errors
 
-__all__ = ["HTTP_STATUS", "MCP_ERROR_CODE", "error_class_named", "http_status", "mcp_error", "rebuild_error"]
+__all__ = [
+    "HTTP_STATUS",
+    "MCP_ERROR_CODE",
+    "error_class_named",
+    "http_headers",
+    "http_status",
+    "mcp_error",
+    "rebuild_error",
+]
 
 HTTP_STATUS: dict[type[errors.ColonyError], int] = {
     errors.ColonyError: 500,
@@ -53,6 +62,7 @@ HTTP_STATUS: dict[type[errors.ColonyError], int] = {
     errors.ActionNotExecutedError: 409,
     errors.IdentityError: 403,
     errors.UngatedActionError: 500,
+    errors.RateLimitedError: 429,
 }
 
 # JSON-RPC codes: the protocol's own for bad parameters, the implementation-defined
@@ -96,6 +106,7 @@ MCP_ERROR_CODE: dict[type[errors.ColonyError], int] = {
     errors.ActionNotExecutedError: -32026,
     errors.IdentityError: -32027,
     errors.UngatedActionError: -32028,
+    errors.RateLimitedError: -32029,
 }
 
 
@@ -109,6 +120,15 @@ def _lookup(table: dict[type[errors.ColonyError], int], error: errors.ColonyErro
 def http_status(error: errors.ColonyError) -> int:
     """The HTTP status a gateway answers ``error`` with."""
     return _lookup(HTTP_STATUS, error)
+
+
+def http_headers(error: errors.ColonyError, *, challenge: str = 'Bearer realm="colony"') -> dict[str, str]:
+    """The headers an answer of ``error`` carries: the ``challenge`` with 401, ``Retry-After`` with 429."""
+    if isinstance(error, errors.AuthenticationError):
+        return {"www-authenticate": challenge}
+    if isinstance(error, errors.RateLimitedError):
+        return {"retry-after": str(max(1, math.ceil(error.retry_after_seconds)))}
+    return {}
 
 
 def mcp_error(error: errors.ColonyError) -> ErrorData:
@@ -149,7 +169,16 @@ def rebuild_error(payload: Any, status: int) -> errors.ColonyError:
         fields.setdefault("missing", [])
     if issubclass(cls, errors.ActionNotExecutedError):
         fields.setdefault("verdict", {})
+    if issubclass(cls, errors.RateLimitedError):
+        fields["retry_after_seconds"] = _seconds(fields.get("retry_after_seconds"))
     fields["retryable"] = bool(fields.get("retryable", cls.retryable))
     for key, value in fields.items():
         setattr(error, key, value)
     return error
+
+
+def _seconds(value: Any) -> float:
+    """A wire ``retry_after_seconds``, or one second when it is missing or not a finite non-negative number."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < math.inf:
+        return float(value)
+    return 1.0

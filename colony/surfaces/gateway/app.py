@@ -19,12 +19,17 @@ from starlette.routing import Route
 
 from colony.errors import ColonyError
 from colony.runtime import Runtime
+from colony.runtime.rate_limits import RateLimiter
 from colony.surfaces.definitions import catalog_record, served_definition
-from colony.surfaces.error_mapping import http_status
-from colony.surfaces.gateway.limits import BodyLimitMiddleware, McpAuthEndpoint
+from colony.surfaces.error_mapping import http_headers, http_status
+from colony.surfaces.gateway.body import BodyGuardMiddleware
+from colony.surfaces.gateway.limits import McpAuthEndpoint
+from colony.surfaces.gateway.mcp_methods import StatelessMcpMethods
 from colony.surfaces.gateway.models import ToolCallRequest, ToolCallResponse
+from colony.surfaces.gateway.origins import OriginPolicy, TransportGuardMiddleware
 from colony.surfaces.gateway.routing import Router
-from colony.surfaces.gateway.settings import GatewaySettings, is_loopback
+from colony.surfaces.gateway.settings import GatewaySettings
+from colony.surfaces.gateway.throttle import McpCallLimits
 from colony.surfaces.mcp_server import AGENT_HEADER, build_mcp_server
 
 __all__ = ["create_app"]
@@ -34,9 +39,13 @@ _ERROR_MEANINGS = {
     401: "Missing or unknown bearer token.",
     403: "The principal lacks a capability token the tool requires (error.missing), or names an agent it is not.",
     404: "No such tool on the chosen node(s).",
+    408: "The request body did not arrive in time.",
     409: "The gate refused or held a side-effecting call (error.verdict).",
     413: "Request body or tool arguments over the cap.",
+    415: "The request body is not declared as application/json.",
+    421: "The Host header names another server (DNS rebinding is refused).",
     422: "The request body does not fit ToolCallRequest.",
+    429: "The caller is over its rate or concurrency limit for the tool (Retry-After says when to retry).",
     504: "The tool or a peer did not answer in time.",
 }
 
@@ -58,6 +67,7 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
     if settings.uses_jwt and settings.jwt_audience:
         metadata = build_resource_metadata_url(AnyHttpUrl(settings.jwt_audience))
         challenge = f'Bearer realm="colony", resource_metadata="{metadata}"'
+    limiter = RateLimiter(settings.rate_limits)
     manager = StreamableHTTPSessionManager(
         app=build_mcp_server(runtime),
         json_response=True,
@@ -85,8 +95,12 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
         lifespan=lifespan,
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
-    mcp_endpoint = McpAuthEndpoint(authenticator, StreamableHTTPASGIApp(manager), challenge)
+    app.add_middleware(
+        BodyGuardMiddleware, max_bytes=settings.max_body_bytes, timeout_seconds=settings.body_timeout_seconds
+    )
+    app.add_middleware(TransportGuardMiddleware, policy=OriginPolicy.for_gateway(settings))
+    mcp_calls = McpCallLimits(StreamableHTTPASGIApp(manager), limiter)
+    mcp_endpoint = StatelessMcpMethods(McpAuthEndpoint(authenticator, mcp_calls, challenge))
     app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"]))
     if settings.uses_jwt and settings.jwt_audience:
         app.router.routes.extend(
@@ -100,7 +114,7 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
 
     @app.exception_handler(ColonyError)
     async def colony_error(_: Request, error: ColonyError) -> JSONResponse:
-        headers = {"www-authenticate": challenge} if http_status(error) == 401 else None
+        headers = http_headers(error, challenge=challenge) or None
         return JSONResponse({"ok": False, "error": error.to_dict()}, status_code=http_status(error), headers=headers)
 
     @app.exception_handler(RequestValidationError)
@@ -165,7 +179,8 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
         principal = authenticator.authenticate(request.headers.get("authorization"))
         body = _parse_tool_call(await request.body())
         agent = (request.headers.get(AGENT_HEADER) or "").strip() or None
-        routed = await router.call(body, principal, agent)
+        async with limiter.acquire(principal.agent_id, body.tool_name):
+            routed = await router.call(body, principal, agent)
         answer: dict[str, Any] = {"ok": True, "result": routed.result, "node": routed.node}
         if routed.verdict is not None:
             answer |= {"verdict": routed.verdict, "outcome": routed.record}
@@ -179,12 +194,8 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
 
 
 def _transport_security(settings: GatewaySettings) -> TransportSecuritySettings:
-    """DNS-rebinding protection for /mcp: only this machine's names, plus what the operator allows."""
-    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", *settings.allowed_hosts]
-    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*", *settings.allowed_origins]
-    if not is_loopback(settings.host):
-        hosts.append(f"{settings.host}:*")
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+    """The SDK's own Host/Origin check is off: TransportGuardMiddleware applies the one allow-list to every route."""
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 _TOOL_CALL = TypeAdapter(ToolCallRequest)

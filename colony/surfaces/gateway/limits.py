@@ -1,4 +1,4 @@
-"""ASGI guards in front of the gateway: the body-size cap and the MCP endpoint's authentication."""
+"""The MCP endpoint's authentication, and the gateway's errors written straight to ASGI."""
 
 from __future__ import annotations
 
@@ -6,14 +6,14 @@ import json
 from typing import Any
 
 from starlette.datastructures import Headers
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp, Receive, Scope, Send
 
-from colony.errors import AuthenticationError, ColonyError, PayloadTooLargeError
+from colony.errors import AuthenticationError, ColonyError
 from colony.surfaces.auth import Authenticator
 from colony.surfaces.error_mapping import http_status
 from colony.surfaces.mcp_server import PRINCIPAL_STATE
 
-__all__ = ["BodyLimitMiddleware", "McpAuthEndpoint", "send_error"]
+__all__ = ["McpAuthEndpoint", "send_error"]
 
 
 async def send_error(
@@ -32,49 +32,6 @@ async def send_error(
         headers.append((b"www-authenticate", challenge.encode()))
     await send({"type": "http.response.start", "status": http_status(error), "headers": headers})
     await send({"type": "http.response.body", "body": payload})
-
-
-class BodyLimitMiddleware:
-    """Refuse a request body over ``max_bytes`` with 413, whether declared (Content-Length) or streamed (chunked)."""
-
-    def __init__(self, app: ASGIApp, max_bytes: int) -> None:
-        self.app = app
-        self.max_bytes = max_bytes
-
-    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
-            await self.app(scope, receive, send)
-            return
-        declared = Headers(scope=scope).get("content-length")
-        if declared is not None and declared.isdigit():
-            # The server delivers exactly the declared length, so the header alone decides.
-            if int(declared) > self.max_bytes:
-                await send_error(send, self._too_large(int(declared)))
-                return
-            await self.app(scope, receive, send)
-            return
-        body = bytearray()
-        trailing: list[Message] = []
-        while True:
-            message = await receive()
-            if message["type"] != "http.request":
-                trailing.append(message)
-                break
-            body.extend(message.get("body", b""))
-            if len(body) > self.max_bytes:
-                await send_error(send, self._too_large(len(body)))
-                return
-            if not message.get("more_body", False):
-                break
-        replay: list[Message] = [{"type": "http.request", "body": bytes(body), "more_body": False}, *trailing]
-
-        async def replayed() -> Message:
-            return replay.pop(0) if replay else await receive()
-
-        await self.app(scope, replayed, send)
-
-    def _too_large(self, size: int) -> PayloadTooLargeError:
-        return PayloadTooLargeError(f"the request body is {size}+ bytes; this gateway accepts at most {self.max_bytes}")
 
 
 class McpAuthEndpoint:

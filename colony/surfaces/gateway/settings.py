@@ -11,6 +11,7 @@ from typing import Any
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from colony.errors import SurfaceError
+from colony.runtime.rate_limits import RateLimitSettings
 from colony.surfaces.auth import (
     Authenticator,
     JwtAuthenticator,
@@ -20,6 +21,7 @@ from colony.surfaces.auth import (
     TokenTable,
     tokens_from_env,
 )
+from colony.surfaces.gateway.origins import normalize_origin
 
 __all__ = ["GatewaySettings", "Peer", "is_loopback"]
 
@@ -61,8 +63,39 @@ class GatewaySettings(BaseModel):
     max_argument_bytes: int = Field(default=256 * 1024, gt=0, description="Largest tool_args accepted (JSON).")
     call_timeout_seconds: float = Field(default=30.0, gt=0, description="Per-call timeout of a local tool.")
     peer_timeout_seconds: float = Field(default=10.0, gt=0, description="Timeout of one request to a peer.")
-    allowed_hosts: list[str] = Field(default_factory=list, description="Extra Host values /mcp accepts.")
-    allowed_origins: list[str] = Field(default_factory=list, description="Extra Origin values /mcp accepts.")
+    allowed_hosts: list[str] = Field(
+        default_factory=list, description="Host values accepted beyond this gateway's own (host:port, exact)."
+    )
+    allowed_origins: list[str] = Field(
+        default_factory=list, description="Origins accepted beyond this gateway's own (scheme://host[:port], exact)."
+    )
+    header_timeout_seconds: int = Field(
+        default=5, ge=1, le=300, description="Time a connection has to send each request head; also the idle limit."
+    )
+    max_header_bytes: int = Field(default=16 * 1024, ge=1024, description="Largest request head (line and headers).")
+    body_timeout_seconds: float = Field(default=15.0, gt=0, description="Time a request has to send its whole body.")
+    max_connections: int = Field(
+        default=1000, ge=1, description="Connections and requests held at once; beyond it a request gets 503."
+    )
+    rate_limits: RateLimitSettings = Field(
+        default_factory=RateLimitSettings, description="Per-principal call rates and concurrency, per tool."
+    )
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts_lowercase(cls, hosts: list[str]) -> list[str]:
+        return [host.strip().lower() for host in hosts if host.strip()]
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins_exact(cls, origins: list[str]) -> list[str]:
+        exact = []
+        for origin in origins:
+            normalized = normalize_origin(origin)
+            if normalized is None:
+                raise ValueError(f"{origin!r} is not an origin: expected scheme://host[:port], e.g. https://ui.example")
+            exact.append(normalized)
+        return exact
 
     @property
     def node(self) -> str:
@@ -119,6 +152,10 @@ class GatewaySettings(BaseModel):
             "jwks_file": "JWKS_FILE",
             "jwt_audience": "JWT_AUDIENCE",
             "jwt_issuer": "JWT_ISSUER",
+            "header_timeout_seconds": "HEADER_TIMEOUT",
+            "max_header_bytes": "MAX_HEADER_BYTES",
+            "body_timeout_seconds": "BODY_TIMEOUT",
+            "max_connections": "MAX_CONNECTIONS",
         }
         for field, suffix in simple.items():
             if env.get(f"COLONY_GATEWAY_{suffix}"):
@@ -131,6 +168,8 @@ class GatewaySettings(BaseModel):
         for field, suffix in lists:
             if env.get(f"COLONY_GATEWAY_{suffix}"):
                 values[field] = [item.strip() for item in env[f"COLONY_GATEWAY_{suffix}"].split(",") if item.strip()]
+        if env.get("COLONY_GATEWAY_RATE_LIMITS"):
+            values["rate_limits"] = _parse_rate_limits(env["COLONY_GATEWAY_RATE_LIMITS"])
         if env.get("COLONY_GATEWAY_PEERS"):
             values["peers"] = _parse_peers(env["COLONY_GATEWAY_PEERS"])
         tokens = tokens_from_env()
@@ -166,3 +205,14 @@ def _parse_peers(text: str) -> list[dict[str, Any]]:
             raise SurfaceError("COLONY_GATEWAY_PEERS: expected a JSON list of peers")
         return peers
     return [{"url": url.strip()} for url in text.split(",") if url.strip()]
+
+
+def _parse_rate_limits(text: str) -> dict[str, Any]:
+    """``COLONY_GATEWAY_RATE_LIMITS``: a JSON object (see RateLimitSettings)."""
+    try:
+        limits = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise SurfaceError(f"COLONY_GATEWAY_RATE_LIMITS: not valid JSON: {error}") from None
+    if not isinstance(limits, dict):
+        raise SurfaceError('COLONY_GATEWAY_RATE_LIMITS: expected a JSON object {"default": {...}, "tools": {...}}')
+    return limits

@@ -7,7 +7,14 @@ from mcp_types import INVALID_PARAMS
 
 import colony.kernel  # noqa: F401 - the kernel's errors are part of the hierarchy
 from colony import errors
-from colony.surfaces.error_mapping import HTTP_STATUS, MCP_ERROR_CODE, http_status, mcp_error, rebuild_error
+from colony.surfaces.error_mapping import (
+    HTTP_STATUS,
+    MCP_ERROR_CODE,
+    http_headers,
+    http_status,
+    mcp_error,
+    rebuild_error,
+)
 
 
 def every_colony_error() -> set[type[errors.ColonyError]]:
@@ -39,6 +46,7 @@ def test_every_colony_error_is_mapped_explicitly() -> None:
         (errors.KernelInputError.for_field("agent_id", "missing"), 400, INVALID_PARAMS),
         (errors.KernelStoreError("locked", retryable=True), 503, -32012),
         (errors.ActionNotExecutedError("held", verdict={"decision": "hold"}), 409, -32026),
+        (errors.RateLimitedError("slow down", retry_after_seconds=0.25), 429, -32029),
     ],
 )
 def test_statuses_and_codes(error: errors.ColonyError, status: int, code: int) -> None:
@@ -63,12 +71,23 @@ def test_an_unlisted_subclass_falls_back_to_its_parent() -> None:
         errors.UnknownToolError("unknown tool 'x'"),
         errors.ToolExecutionError("broke", retryable=True),
         errors.AuthenticationError("who are you"),
+        errors.RateLimitedError("slow down", retry_after_seconds=2.5),
     ],
 )
 def test_rebuilt_errors_keep_type_message_and_details(error: errors.ColonyError) -> None:
     rebuilt = rebuild_error(error.to_dict(), http_status(error))
     assert type(rebuilt) is type(error)
     assert rebuilt.to_dict() == error.to_dict()
+
+
+def test_answers_carry_their_headers() -> None:
+    assert http_headers(errors.AuthenticationError("who")) == {"www-authenticate": 'Bearer realm="colony"'}
+    assert http_headers(errors.RateLimitedError("busy", retry_after_seconds=0.2)) == {"retry-after": "1"}
+    assert http_headers(errors.RateLimitedError("slow", retry_after_seconds=12.01)) == {"retry-after": "13"}
+    assert http_headers(errors.ToolInputError("bad")) == {}
+    for garbage in (None, "soon", float("inf"), -3, True):
+        rebuilt = rebuild_error({"type": "RateLimitedError", "message": "m", "retry_after_seconds": garbage}, 429)
+        assert isinstance(rebuilt, errors.RateLimitedError) and rebuilt.retry_after_seconds == 1.0
 
 
 def test_an_answer_that_names_no_known_error_is_a_peer_error() -> None:
@@ -88,6 +107,7 @@ def sample(cls: type[errors.ColonyError]) -> errors.ColonyError:
         "code": "NoSuchKey",
         "operation": "GetObject",
         "status_code": 409,
+        "retry_after_seconds": 2.5,
     }
     if cls is errors.HPCLimitError:
         return cls(["min_vcpus 64 exceeds max_vcpus 16"])
