@@ -26,7 +26,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from colony.capability import ActionDescription, AgentCapability, ToolCapability, action_menu
-from colony.errors import AgentSpecError, ColonyError, UnknownToolError
+from colony.errors import AgentSpecError, ColonyError, UnknownToolError, field_errors, summarize
 from colony.runtime import CallOutcome, CallRequest, Principal, Runtime
 
 __all__ = ["Agent", "AgentSpec", "Approval", "ToolOverride", "assemble", "load_agent_spec"]
@@ -76,11 +76,7 @@ def load_agent_spec(path: Path) -> AgentSpec:
     try:
         return AgentSpec.model_validate(data)
     except ValidationError as error:
-        problems = "; ".join(
-            f"{'.'.join(str(part) for part in detail['loc']) or '<root>'}: {detail['msg']}"
-            for detail in error.errors(include_url=False)
-        )
-        raise AgentSpecError(f"{path}: invalid agent spec: {problems}") from None
+        raise AgentSpecError(f"{path}: invalid agent spec: {summarize(field_errors(error))}") from None
 
 
 class Agent:

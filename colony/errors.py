@@ -55,9 +55,10 @@ translated into these once, at the boundary where they are caught.
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Mapping
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 __all__ = [
     "AWSError",
@@ -100,6 +101,8 @@ __all__ = [
     "UnknownSandboxRoleError",
     "UnknownToolError",
     "VerificationError",
+    "field_errors",
+    "summarize",
 ]
 
 
@@ -121,6 +124,46 @@ class FieldError(BaseModel):
     field: str = Field(description="Dotted path of the argument at fault ('' for the whole input).")
     message: str = Field(description="What is wrong, in words a model can act on.")
     expected: str | None = Field(default=None, description="What would have been accepted.")
+
+
+def field_errors(error: ValidationError | Iterable[Mapping[str, Any]], *, skip: int = 0) -> list[FieldError]:
+    """Pydantic's report as one FieldError per problem: the one translation every boundary uses.
+
+    Args:
+        error: A ValidationError, or its ``errors()`` (FastAPI hands those over).
+        skip: Leading location parts to drop (``("body",)`` of a request body).
+
+    Returns:
+        The problems in pydantic's order; ``field`` is the dotted location.
+    """
+    details = error.errors(include_url=False) if isinstance(error, ValidationError) else error
+    problems = []
+    for detail in details:
+        kind = str(detail.get("type", ""))
+        message = str(detail.get("msg", ""))
+        if kind == "extra_forbidden":
+            message = "unexpected argument"
+        elif kind == "missing":
+            message = "required argument is missing"
+        field = ".".join(str(part) for part in tuple(detail.get("loc", ()))[skip:])
+        problems.append(FieldError(field=field, message=message, expected=_expected(detail)))
+    return problems
+
+
+def summarize(problems: Iterable[FieldError]) -> str:
+    """``field: message; field: message`` for an error's text."""
+    return "; ".join(f"{problem.field or '<input>'}: {problem.message}" for problem in problems)
+
+
+def _expected(detail: Mapping[str, Any]) -> str | None:
+    context = detail.get("ctx") or {}
+    if "expected" in context:
+        return str(context["expected"])
+    kind = str(detail.get("type", ""))
+    for suffix in ("_type", "_parsing"):
+        if kind.endswith(suffix):
+            return kind.removesuffix(suffix)
+    return None
 
 
 class ToolError(ColonyError):

@@ -20,7 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 from pydantic.fields import FieldInfo
 
 from colony.capability._schema import clean_schema
-from colony.errors import FieldError, ToolInputError, ToolOutputError
+from colony.errors import FieldError, ToolInputError, ToolOutputError, field_errors, summarize
 
 __all__ = ["ActionDefinition", "ActionOptions", "action_executor"]
 
@@ -235,25 +235,5 @@ def validating_wrapper(name: str, method: Callable[..., Any]) -> Callable[..., A
 
 def input_error(action: str, error: ValidationError) -> ToolInputError:
     """Translate pydantic's report into one error naming every field at fault."""
-    problems = []
-    for detail in error.errors(include_url=False):
-        field_path = ".".join(str(part) for part in detail["loc"])
-        message = detail["msg"]
-        if detail["type"] == "extra_forbidden":
-            message = "unexpected argument"
-        elif detail["type"] == "missing":
-            message = "required argument is missing"
-        problems.append(FieldError(field=field_path, message=message, expected=_expected(detail)))
-    summary = "; ".join(f"{problem.field}: {problem.message}" for problem in problems)
-    return ToolInputError(f"invalid arguments for {action}: {summary}", action=action, errors=problems)
-
-
-def _expected(detail: Mapping[str, Any]) -> str | None:
-    context = detail.get("ctx") or {}
-    if "expected" in context:
-        return str(context["expected"])
-    kind = str(detail["type"])
-    for suffix in ("_type", "_parsing"):
-        if kind.endswith(suffix):
-            return kind.removesuffix(suffix)
-    return None
+    problems = field_errors(error)
+    return ToolInputError(f"invalid arguments for {action}: {summarize(problems)}", action=action, errors=problems)

@@ -75,7 +75,7 @@ def test_spec_files_yaml_and_json(tmp_path):
 @pytest.mark.parametrize(
     ("text", "message"),
     [
-        ("name: a\n", "capabilities: Field required"),
+        ("name: a\n", "capabilities: required argument is missing"),
         ("name: a\ncapabilities: []\n", "capabilities: .*at least 1"),
         ("name: a\ncapabilities: [x]\ntool_approval: {tool:x: sometimes}\n", r"tool_approval.tool:x"),
         ("name: [unclosed\n", "cannot read agent spec"),

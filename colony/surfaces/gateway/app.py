@@ -17,7 +17,7 @@ from pydantic import AnyHttpUrl, TypeAdapter, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
-from colony.errors import ColonyError
+from colony.errors import ColonyError, field_errors, summarize
 from colony.runtime import Runtime
 from colony.runtime.rate_limits import RateLimiter
 from colony.surfaces.definitions import catalog_record, served_definition
@@ -119,12 +119,12 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
 
     @app.exception_handler(RequestValidationError)
     async def invalid_request(_: Request, error: RequestValidationError) -> JSONResponse:
-        problems = [
-            {"field": ".".join(str(part) for part in detail["loc"][1:]) or "<body>", "message": detail["msg"]}
-            for detail in error.errors()
-        ]
-        summary = "; ".join(f"{problem['field']}: {problem['message']}" for problem in problems)
-        body = {"type": "InvalidRequest", "message": f"invalid request: {summary}", "errors": problems}
+        problems = field_errors(error.errors(), skip=1)
+        body = {
+            "type": "InvalidRequest",
+            "message": f"invalid request: {summarize(problems)}",
+            "errors": [problem.model_dump() for problem in problems],
+        }
         return JSONResponse({"ok": False, "error": body}, status_code=422)
 
     @app.exception_handler(StarletteHTTPException)
