@@ -130,24 +130,15 @@ class Agent:
         capability = next(c for c in self.capabilities if c.capability_name() == entry.capability)
         return capability, entry
 
-    async def call(
-        self,
-        menu_name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        rationale: str | None = None,
-        rollback_plan: str | None = None,
-        evidence: Mapping[str, Any] | None = None,
-    ) -> Any:
+    async def call(self, menu_name: str, arguments: Mapping[str, Any] | None = None, **case: Any) -> Any:
         """Run the action the model called by its menu name, through the governed pipeline, as this agent.
+
+        ``case`` is the gate's reading of a governed call (see ``outcome``).
 
         Returns:
             The action's result; a refused or held call raises ActionNotExecutedError with the verdict.
         """
-        outcome = await self.outcome(
-            menu_name, arguments, rationale=rationale, rollback_plan=rollback_plan, evidence=evidence
-        )
-        return outcome.raise_for_status().result
+        return (await self.outcome(menu_name, arguments, **case)).raise_for_status().result
 
     async def outcome(
         self,
