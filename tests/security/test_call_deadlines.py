@@ -22,13 +22,13 @@ async def test_a_timed_out_sandbox_call_is_killed_then_recorded(
 ) -> None:
     kernel = ColonyKernel(KernelSettings(home=tmp_path))
     kernel.set_trust("builder", 0.9)
-    runtime = Runtime(Catalog(REGISTRY), kernels=KernelProvider(kernel), timeout_seconds=3)
+    runtime = Runtime(Catalog(REGISTRY), kernels=KernelProvider(kernel), timeout_seconds=8)
     slow = CallRequest("shell_exec", {"script": "sleep 55"}, agent_id="builder", **CASE)  # type: ignore[arg-type]
     quick = CallRequest(
         "shell_exec", {"script": "ps -o args | grep -c 'sleep 5[5]' || true"}, agent_id="builder", **CASE
     )  # type: ignore[arg-type]
     try:
-        with anyio.fail_after(30):  # the deadline is 3 s: two slow calls and a quick one finish well inside this
+        with anyio.fail_after(30):  # the deadline is 8 s: two slow calls and a quick one finish well inside this
             async with anyio.create_task_group() as group:
                 outcomes: list[Any] = []
 
