@@ -1,9 +1,12 @@
-"""What each surface serves for a catalog tool, and the hash that pins it.
+"""What each surface serves for a tool, and the hash that pins it.
 
 A tool's served definition is its name, the description its planner card
 renders, and its input and output schemas. Every surface builds it here, so
 the MCP listing, the enriched catalog and ``colony tools pin`` agree byte for
-byte on what an agent was shown.
+byte on what an agent was shown. Schemas are served in their portable form
+(``portable_schema``), so every MCP client reads them alike. Identity is not a
+tool argument: the caller is who it authenticated as, and no definition offers
+an ``agent_id``.
 """
 
 from __future__ import annotations
@@ -13,24 +16,24 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_types import ToolAnnotations
+
 from colony.capability import ToolCapability
 from colony.spec import Determinism
+from colony.surfaces.kernel_tools import KernelTool, kernel_tools
+from colony.surfaces.portable_schema import ANY_JSON, portable_schema
 
 __all__ = [
     "GOVERNANCE_PROPERTIES",
-    "IDENTITY_PROPERTY",
+    "IDENTITY_ARGUMENT",
     "ToolDefinition",
     "definition_hash",
+    "kernel_definition",
     "served_definition",
 ]
 
-IDENTITY_PROPERTY: dict[str, Any] = {
-    "agent_id": {
-        "type": "string",
-        "minLength": 1,
-        "description": "The calling agent's id, for trust and roles; defaults to the connection's agent.",
-    }
-}
+# Not served; reserved so that no tool can declare an argument a surface may read as the caller's identity.
+IDENTITY_ARGUMENT = "agent_id"
 GOVERNANCE_PROPERTIES: dict[str, Any] = {
     "rationale": {
         "type": "string",
@@ -45,10 +48,6 @@ GOVERNANCE_PROPERTIES: dict[str, Any] = {
         "description": "Supporting evidence for the gate: test IDs under 'tests', PR URLs, error logs.",
     },
 }
-_VERDICT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "description": "The gate's verdict on this call (colony_propose_action's output).",
-}
 
 
 @dataclass(frozen=True)
@@ -61,6 +60,11 @@ class ToolDefinition:
     output_schema: dict[str, Any] | None
     annotations: dict[str, Any]
     side_effecting: bool
+
+    @property
+    def title(self) -> str:
+        """A human-readable name for listings (the annotations' title, else the name)."""
+        return str(self.annotations.get("title") or self.name)
 
     @property
     def sha256(self) -> str:
@@ -83,9 +87,9 @@ def definition_hash(definition: ToolDefinition) -> str:
 def served_definition(cls: type[ToolCapability]) -> ToolDefinition:
     """The definition served for ``cls``'s primary action.
 
-    The input schema gains an optional ``agent_id`` (and, for a side-effecting
-    tool, the ``rationale`` and ``rollback_plan`` the gate reads); a
-    side-effecting tool answers with its verdict beside its result.
+    For a side-effecting tool the input schema gains the ``rationale``,
+    ``rollback_plan`` and ``evidence`` the gate reads, and the output is the
+    gate's verdict beside the tool's result and the recorded outcome.
     """
     spec = cls.spec
     capability = cls()
@@ -93,25 +97,20 @@ def served_definition(cls: type[ToolCapability]) -> ToolDefinition:
     menu = {entry.action: entry for entry in capability.get_action_descriptions()}
     entry = menu[action]
     side_effecting = capability.action_side_effecting(action)
-    added = {**IDENTITY_PROPERTY, **(GOVERNANCE_PROPERTIES if side_effecting else {})}
     schema = dict(entry.input_schema)
     properties = dict(schema.get("properties", {}))
-    for name, value in added.items():
+    for name, value in (GOVERNANCE_PROPERTIES if side_effecting else {}).items():
         properties.setdefault(name, value)
     schema["properties"] = properties
     output = _output_schema(cls)
     if side_effecting:
-        output = {
-            "type": "object",
-            "properties": {"verdict": _VERDICT_SCHEMA, "result": output or {}, "outcome": {"type": "object"}},
-            "required": ["verdict", "result"],
-        }
+        output = _governed_output(output)
     idempotent = cls.actions()[action].idempotent
     return ToolDefinition(
         name=spec.name,
         description=entry.description,
-        input_schema=schema,
-        output_schema=output,
+        input_schema=portable_schema(schema),
+        output_schema=portable_schema(output) if output is not None else None,
         annotations={
             "title": spec.name,
             "read_only_hint": not side_effecting,
@@ -124,7 +123,43 @@ def served_definition(cls: type[ToolCapability]) -> ToolDefinition:
     )
 
 
+def kernel_definition(tool: KernelTool) -> ToolDefinition:
+    """The definition served for a ``colony_*`` tool: the seed's text and schemas, in portable form."""
+    output = tool.structured_output_schema
+    annotations = ToolAnnotations.model_validate({**tool.annotations, "title": tool.title})
+    return ToolDefinition(
+        name=tool.name,
+        description=tool.description,
+        input_schema=portable_schema(tool.input_schema),
+        output_schema=portable_schema(output) if output is not None else None,
+        annotations=annotations.model_dump(exclude_none=True),
+        side_effecting=not annotations.read_only_hint,
+    )
+
+
 def _output_schema(cls: type[ToolCapability]) -> dict[str, Any] | None:
     """The declared output schema, when it describes a JSON object (MCP's structured content)."""
     schema = cls.spec.outputs_schema
     return schema if schema is not None and schema.get("type") == "object" else None
+
+
+def _governed_output(result: dict[str, Any] | None) -> dict[str, Any]:
+    """A governed call's answer: the verdict (seed 001's proposal output), the result, the recorded outcome."""
+    kernel = kernel_tools()
+    verdict = _without_error(kernel["colony_propose_action"].output_schema)
+    outcome = _without_error(kernel["colony_record_outcome"].output_schema)
+    return {
+        "type": "object",
+        "properties": {
+            "verdict": {**verdict, "description": "The gate's verdict on this call (colony_propose_action's output)."},
+            "result": result or {**ANY_JSON, "description": "The tool's result."},
+            "outcome": {**outcome, "description": "The recorded outcome (colony_record_outcome's output)."},
+        },
+        "required": ["verdict", "result"],
+    }
+
+
+def _without_error(schema: dict[str, Any]) -> dict[str, Any]:
+    """A kernel tool's output schema without the seed's ``error`` member: a governed answer never carries one."""
+    properties = {name: value for name, value in schema.get("properties", {}).items() if name != "error"}
+    return {**schema, "properties": properties}

@@ -8,7 +8,6 @@ an unknown tool name is a JSON-RPC error, as the protocol asks.
 
 from __future__ import annotations
 
-import json
 import os
 from typing import Any
 
@@ -17,39 +16,27 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
-from mcp_types import (
-    CallToolRequestParams,
-    CallToolResult,
-    ListToolsResult,
-    PaginatedRequestParams,
-    TextContent,
-    Tool,
-    ToolAnnotations,
-)
+from mcp_types import CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams
 
-from colony.errors import ActionNotExecutedError, ColonyError, ToolInputError, UnknownToolError
+from colony.errors import ColonyError, ToolInputError, UnknownToolError
 from colony.surfaces.auth import OPEN, Grants
-from colony.surfaces.definitions import GOVERNANCE_PROPERTIES, IDENTITY_PROPERTY
+from colony.surfaces.definitions import GOVERNANCE_PROPERTIES, IDENTITY_ARGUMENT
 from colony.surfaces.error_mapping import mcp_error
-from colony.surfaces.kernel_tools import kernel_tools, run_kernel_tool
-from colony.surfaces.toolhost import Caller, CallResult, LocalToolHost
+from colony.surfaces.kernel_tools import call_kernel_tool, kernel_tools
+from colony.surfaces.mcp_listing import catalog_listing, kernel_listing
+from colony.surfaces.mcp_results import catalog_result, error_result, kernel_error_result, value_result
+from colony.surfaces.toolhost import Caller, LocalToolHost
 
 __all__ = ["AGENT_HEADER", "GRANTS_STATE", "build_mcp_server", "run_stdio"]
 
 AGENT_HEADER = "x-colony-agent"
 GRANTS_STATE = "colony_grants"
-_KERNEL_ANNOTATIONS = {
-    "colony_propose_action": ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False),
-    "colony_record_outcome": ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False),
-    "colony_tick": ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False),
-}
-_KERNEL_READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
 
 
 def build_mcp_server(host: LocalToolHost, *, default_agent: str | None = None) -> Server[Any]:
     """An MCP server over ``host``'s tools and its kernel; one per process."""
     agent_fallback = default_agent or os.environ.get("COLONY_AGENT_ID") or "anonymous"
-    listing = ListToolsResult(tools=_kernel_listing() + _catalog_listing(host))
+    listing = ListToolsResult(tools=kernel_listing() + catalog_listing(host.tools().values()))
 
     async def list_tools(ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None) -> ListToolsResult:
         return listing
@@ -57,9 +44,11 @@ def build_mcp_server(host: LocalToolHost, *, default_agent: str | None = None) -
     async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
         arguments = dict(params.arguments or {})
         if params.name in kernel_tools():
-            answer = await anyio.to_thread.run_sync(run_kernel_tool, host.kernels, params.name, arguments)
-            failed = isinstance(answer, dict) and set(answer) == {"error"}
-            return _answer(answer, structured=isinstance(answer, dict), error=failed)
+            try:
+                answer = await anyio.to_thread.run_sync(call_kernel_tool, host.kernels, params.name, arguments)
+            except ColonyError as error:
+                return kernel_error_result(error)
+            return value_result(answer)
         try:
             tool = host.tool(params.name)
         except UnknownToolError as error:
@@ -69,8 +58,8 @@ def build_mcp_server(host: LocalToolHost, *, default_agent: str | None = None) -
             _grants(ctx).require(tool.capability.spec)
             outcome = await host.call(params.name, arguments, caller)
         except ColonyError as error:
-            return _error_answer(error)
-        return _catalog_answer(outcome, governed=tool.definition.side_effecting)
+            return error_result(error)
+        return catalog_result(outcome, governed=tool.definition.side_effecting)
 
     return Server("colony", version=_version(), on_list_tools=list_tools, on_call_tool=call_tool)
 
@@ -79,60 +68,6 @@ async def run_stdio(server: Server[Any]) -> None:
     """Serve ``server`` over this process's stdin and stdout until the client disconnects."""
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
-def _kernel_listing() -> list[Tool]:
-    return [
-        Tool(
-            name=tool.name,
-            description=tool.description,
-            input_schema=tool.input_schema,
-            output_schema=tool.structured_output_schema,
-            annotations=_KERNEL_ANNOTATIONS.get(tool.name, _KERNEL_READ_ONLY),
-        )
-        for tool in kernel_tools().values()
-    ]
-
-
-def _catalog_listing(host: LocalToolHost) -> list[Tool]:
-    tools = []
-    for name in sorted(host.tools()):
-        tool = host.tools()[name]
-        definition = tool.definition
-        tools.append(
-            Tool(
-                name=definition.name,
-                description=definition.description,
-                input_schema=definition.input_schema,
-                output_schema=definition.output_schema,
-                annotations=ToolAnnotations(**definition.annotations),
-                meta={"colony/version": tool.capability.spec.version, "colony/definition_sha256": definition.sha256},
-            )
-        )
-    return tools
-
-
-def _answer(value: Any, *, structured: bool, error: bool = False) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(type="text", text=json.dumps(value, default=str))],
-        structured_content=value if structured else None,
-        is_error=error,
-    )
-
-
-def _error_answer(error: ColonyError) -> CallToolResult:
-    body: dict[str, Any] = {"error": str(error), "code": mcp_error(error).code, "details": error.to_dict()}
-    if isinstance(error, ActionNotExecutedError):
-        body["verdict"] = error.verdict
-    return _answer(body, structured=True, error=True)
-
-
-def _catalog_answer(outcome: CallResult, *, governed: bool) -> CallToolResult:
-    if governed:
-        return _answer(
-            {"verdict": outcome.verdict, "result": outcome.result, "outcome": outcome.outcome}, structured=True
-        )
-    return _answer(outcome.result, structured=isinstance(outcome.result, dict))
 
 
 def _header(ctx: ServerRequestContext[Any], name: str) -> str | None:
@@ -157,7 +92,7 @@ def _grants(ctx: ServerRequestContext[Any]) -> Grants:
 
 def _caller(arguments: dict[str, Any], side_effecting: bool, fallback_agent: str) -> Caller:
     """Take the caller's identity (and, for a side-effecting tool, its case to the gate) out of the arguments."""
-    names = (*IDENTITY_PROPERTY, *(GOVERNANCE_PROPERTIES if side_effecting else ()))
+    names = (IDENTITY_ARGUMENT, *(GOVERNANCE_PROPERTIES if side_effecting else ()))
     taken = {name: arguments.pop(name) for name in names if name in arguments}
     for name, value in taken.items():
         if name == "evidence" and not isinstance(value, dict):

@@ -28,7 +28,7 @@ from colony.errors import (
     ToolExecutionError,
     ToolInputError,
 )
-from colony.surfaces.definitions import GOVERNANCE_PROPERTIES, IDENTITY_PROPERTY, ToolDefinition, served_definition
+from colony.surfaces.definitions import GOVERNANCE_PROPERTIES, IDENTITY_ARGUMENT, ToolDefinition, served_definition
 from colony.surfaces.kernel_provider import KernelProvider
 
 __all__ = ["CallResult", "Caller", "CatalogTool", "LocalToolHost"]
@@ -196,7 +196,7 @@ class LocalToolHost:
         cls = resolve_capability(entry)
         clashes = sorted(
             set(cls.actions()[cls.primary_action()].input_schema.get("properties", {}))
-            & (set(IDENTITY_PROPERTY) | set(GOVERNANCE_PROPERTIES))
+            & ({IDENTITY_ARGUMENT} | set(GOVERNANCE_PROPERTIES))
         )
         if clashes:
             raise CatalogError(f"{entry.name}: argument name(s) {clashes} are reserved for the caller's identity")

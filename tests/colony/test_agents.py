@@ -16,7 +16,7 @@ def test_menu_is_what_the_model_sees():
     assert set(menu) == {"check_preconditions", "convert_units"}
     convert = menu["convert_units"]
     assert convert.input_schema["required"] == ["value", "from_unit", "to_unit"]
-    assert "Tool unit_convert v1.0.0" in convert.description
+    assert "Tool unit_convert v1.0.1" in convert.description
     assert convert.needs_approval is False
 
 

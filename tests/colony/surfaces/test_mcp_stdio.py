@@ -36,12 +36,12 @@ async def test_seed_examples_and_bad_arguments_over_stdio(colony_home: Path) -> 
     assert set(KERNEL_TOOLS) | {"unit_convert", "jsonschema_validate", "doc_summarize"} <= set(tools)
     convert = tools["unit_convert"]
     assert convert.input_schema["required"] == ["value", "from_unit", "to_unit"]
-    assert "agent_id" in convert.input_schema["properties"]
+    assert "agent_id" not in convert.input_schema["properties"]
     assert convert.annotations is not None and convert.annotations.read_only_hint is True
     assert convert.annotations.destructive_hint is False and convert.annotations.idempotent_hint is True
-    assert "Tool unit_convert v1.0.0" in (convert.description or "")
+    assert "Tool unit_convert v1.0.1" in (convert.description or "")
     assert convert.meta == {
-        "colony/version": "1.0.0",
+        "colony/version": "1.0.1",
         "colony/definition_sha256": served_definition(UnitConvert).sha256,
     }
     propose = tools["colony_propose_action"]
