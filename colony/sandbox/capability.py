@@ -11,16 +11,13 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import Any, ClassVar, TypeVar
 
 from colony.capability import ToolCapability
 from colony.errors import SandboxError, SandboxUnavailableError, ToolInputError
 from colony.sandbox.files import check_input_files
 from colony.sandbox.policy import ContainerPlan, limit_warnings, overrides_of, plan_container
 from colony.sandbox.session import SandboxResult, SandboxSession
-
-if TYPE_CHECKING:
-    from colony.agents import Agent
 
 __all__ = ["MAX_STDIN_BYTES", "SandboxToolCapability"]
 
@@ -34,6 +31,7 @@ class SandboxToolCapability(ToolCapability):
     __abstract_tool__ = True
     #: The image role (a key of the SandboxImages configuration) this tool's commands run in.
     sandbox_image_role: ClassVar[str]
+    isolated: ClassVar[bool] = True
     retryable_errors: ClassVar[tuple[type[BaseException], ...]] = (SandboxUnavailableError,)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -45,8 +43,8 @@ class SandboxToolCapability(ToolCapability):
             raise TypeError(f"{cls.__qualname__} must declare `sandbox_image_role: ClassVar[str]` (an image role name)")
         overrides_of(cls.spec)  # a bad spec.extra["sandbox"] fails at import, naming the key
 
-    def __init__(self, *, agent: Agent | None = None, session: SandboxSession | None = None) -> None:
-        super().__init__(agent=agent)
+    def __init__(self, *, session: SandboxSession | None = None) -> None:
+        super().__init__()
         self._owns_session = session is None
         self.sandbox_session = session or SandboxSession()
 

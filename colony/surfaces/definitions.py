@@ -4,9 +4,7 @@ A tool's served definition is its name, the description its planner card
 renders, and its input and output schemas. Every surface builds it here, so
 the MCP listing, the enriched catalog and ``colony tools pin`` agree byte for
 byte on what an agent was shown. Schemas are served in their portable form
-(``portable_schema``), so every MCP client reads them alike. Identity is not a
-tool argument: the caller is who it authenticated as, and no definition offers
-an ``agent_id``.
+(``portable_schema``), so every MCP client reads them alike.
 """
 
 from __future__ import annotations
@@ -19,21 +17,20 @@ from typing import Any
 from mcp_types import ToolAnnotations
 
 from colony.capability import ToolCapability
+from colony.runtime.catalog import is_governed
 from colony.spec import Determinism
 from colony.surfaces.kernel_tools import KernelTool, kernel_tools
 from colony.surfaces.portable_schema import ANY_JSON, portable_schema
 
 __all__ = [
     "GOVERNANCE_PROPERTIES",
-    "IDENTITY_ARGUMENT",
     "ToolDefinition",
+    "catalog_record",
     "definition_hash",
     "kernel_definition",
     "served_definition",
 ]
 
-# Not served; reserved so that no tool can declare an argument a surface may read as the caller's identity.
-IDENTITY_ARGUMENT = "agent_id"
 GOVERNANCE_PROPERTIES: dict[str, Any] = {
     "rationale": {
         "type": "string",
@@ -84,12 +81,24 @@ def definition_hash(definition: ToolDefinition) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+_served: dict[type[ToolCapability], ToolDefinition] = {}
+
+
 def served_definition(cls: type[ToolCapability]) -> ToolDefinition:
+    """The definition served for ``cls``'s primary action, built once per class (see ``_definition``)."""
+    definition = _served.get(cls)
+    if definition is None:
+        definition = _served[cls] = _definition(cls)
+    return definition
+
+
+def _definition(cls: type[ToolCapability]) -> ToolDefinition:
     """The definition served for ``cls``'s primary action.
 
     For a side-effecting tool the input schema gains the ``rationale``,
     ``rollback_plan`` and ``evidence`` the gate reads, and the output is the
-    gate's verdict beside the tool's result and the recorded outcome.
+    gate's verdict beside the tool's result and the recorded outcome. Identity
+    is never an argument: it comes from authentication.
     """
     spec = cls.spec
     capability = cls()
@@ -97,13 +106,15 @@ def served_definition(cls: type[ToolCapability]) -> ToolDefinition:
     menu = {entry.action: entry for entry in capability.get_action_descriptions()}
     entry = menu[action]
     side_effecting = capability.action_side_effecting(action)
+    governed = is_governed(cls, action)
+    added = GOVERNANCE_PROPERTIES if governed else {}
     schema = dict(entry.input_schema)
     properties = dict(schema.get("properties", {}))
-    for name, value in (GOVERNANCE_PROPERTIES if side_effecting else {}).items():
+    for name, value in added.items():
         properties.setdefault(name, value)
     schema["properties"] = properties
     output = _output_schema(cls)
-    if side_effecting:
+    if governed:
         output = _governed_output(output)
     idempotent = cls.actions()[action].idempotent
     return ToolDefinition(
@@ -163,3 +174,22 @@ def _without_error(schema: dict[str, Any]) -> dict[str, Any]:
     """A kernel tool's output schema without the seed's ``error`` member: a governed answer never carries one."""
     properties = {name: value for name, value in schema.get("properties", {}).items() if name != "error"}
     return {**schema, "properties": properties}
+
+
+def catalog_record(cls: type[ToolCapability]) -> dict[str, Any]:
+    """The tool as seed 004's catalog lists it (a ToolSchema record)."""
+    spec = cls.spec
+    action = cls.primary_action()
+    return {
+        "tool_id": spec.tool_id,
+        "name": spec.name,
+        "version": spec.version,
+        "description": spec.description,
+        "input_schema": cls.actions()[action].input_schema,
+        "output_schema": spec.outputs_schema,
+        "required_capabilities": list(spec.required_capabilities),
+        "required_capability": spec.required_capabilities[0],
+        "policy_tags": list(spec.policy_tags),
+        "deterministic": spec.deterministic,
+        "side_effecting": served_definition(cls).side_effecting,
+    }

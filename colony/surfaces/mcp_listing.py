@@ -4,6 +4,7 @@ The eight ``colony_*`` tools and the catalog's tools are listed alike: a title,
 annotations, portable schemas (see ``portable_schema``) and ``_meta`` naming the
 version and the hash of the definition served (``colony/version``,
 ``colony/definition_sha256``), so a client can tell when a tool changed under it.
+A principal is shown only the kernel operations it may run.
 """
 
 from __future__ import annotations
@@ -12,11 +13,13 @@ from collections.abc import Iterable
 
 from mcp_types import Tool, ToolAnnotations
 
-from colony.surfaces.definitions import ToolDefinition, kernel_definition
+from colony.capability import ToolCapability
+from colony.runtime import Principal
+from colony.runtime.kernel_access import KERNEL_PERMISSIONS
+from colony.surfaces.definitions import ToolDefinition, kernel_definition, served_definition
 from colony.surfaces.kernel_tools import kernel_tools
-from colony.surfaces.toolhost import CatalogTool
 
-__all__ = ["VERSION_META", "catalog_listing", "kernel_listing", "mcp_tool"]
+__all__ = ["HASH_META", "VERSION_META", "catalog_listing", "kernel_listing", "mcp_tool"]
 
 VERSION_META = "colony/version"
 HASH_META = "colony/definition_sha256"
@@ -35,12 +38,15 @@ def mcp_tool(definition: ToolDefinition, version: str) -> Tool:
     )
 
 
-def kernel_listing() -> list[Tool]:
-    """The eight ``colony_*`` tools, in the seed's order, at the seed's version."""
-    return [mcp_tool(kernel_definition(tool), tool.version) for tool in kernel_tools().values()]
+def kernel_listing(principal: Principal) -> list[Tool]:
+    """The ``colony_*`` tools ``principal`` may run, in the seed's order, at the seed's version."""
+    return [
+        mcp_tool(kernel_definition(tool), tool.version)
+        for tool in kernel_tools().values()
+        if principal.allows(KERNEL_PERMISSIONS[tool.name])
+    ]
 
 
-def catalog_listing(tools: Iterable[CatalogTool]) -> list[Tool]:
-    """Catalog tools, in name order, each at its spec's version."""
-    ordered = sorted(tools, key=lambda tool: tool.name)
-    return [mcp_tool(tool.definition, tool.capability.spec.version) for tool in ordered]
+def catalog_listing(classes: Iterable[type[ToolCapability]]) -> list[Tool]:
+    """Catalog tools, in the order given, each at its spec's version."""
+    return [mcp_tool(served_definition(cls), cls.spec.version) for cls in classes]

@@ -24,8 +24,8 @@ from typing import Any
 from mcp_types import CallToolResult, TextContent
 
 from colony.errors import ColonyError
+from colony.runtime import CallOutcome
 from colony.surfaces.error_mapping import mcp_error
-from colony.surfaces.toolhost import CallResult
 
 __all__ = ["catalog_result", "error_body", "error_result", "kernel_error_result", "value_result"]
 
@@ -59,13 +59,13 @@ def value_result(value: Any) -> CallToolResult:
     return CallToolResult(content=[_text(value)], structured_content=structured, is_error=False)
 
 
-def catalog_result(outcome: CallResult, *, governed: bool) -> CallToolResult:
+def catalog_result(outcome: CallOutcome) -> CallToolResult:
     """A catalog call's answer: the result, or for a governed call the verdict, the result and the outcome."""
-    if not governed:
+    if not outcome.governed:
         return value_result(outcome.result)
     answer: dict[str, Any] = {"verdict": outcome.verdict, "result": outcome.result}
-    if outcome.outcome is not None:  # the output schema types it as an object: absent rather than null
-        answer["outcome"] = outcome.outcome
+    if outcome.record is not None:  # the output schema types it as an object: absent rather than null
+        answer["outcome"] = outcome.record
     return value_result(answer)
 
 

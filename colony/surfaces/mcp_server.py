@@ -1,14 +1,17 @@
-"""The MCP server: the eight ``colony_*`` kernel tools and every catalog tool.
+"""The MCP server: the eight ``colony_*`` kernel tools and every catalog tool, over Runtime.call.
 
 Built on the SDK's low-level ``Server`` so each tool is served with its exact
-schemas and annotations. Failures are answers, never a crashed session: a bad
-argument or a refused call is an ``isError`` result naming what was wrong; only
-an unknown tool name is a JSON-RPC error, as the protocol asks.
+schemas and annotations. Who calls is the Principal authentication made: over
+streamable HTTP the gateway's auth layer attaches it to the request; over stdio
+the caller is this machine's local operator, acting for the agent ``colony mcp
+--agent`` names. A listing shows only what the principal may call. Failures are
+answers, never a crashed session: a bad argument or a refused call is an
+``isError`` result naming what was wrong; only an unknown tool name is a
+JSON-RPC error, as the protocol asks.
 """
 
 from __future__ import annotations
 
-import os
 from typing import Any
 
 import anyio.to_thread
@@ -19,47 +22,56 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams
 
 from colony.errors import ColonyError, ToolInputError, UnknownToolError
-from colony.surfaces.auth import OPEN, Grants
-from colony.surfaces.definitions import GOVERNANCE_PROPERTIES, IDENTITY_ARGUMENT
+from colony.runtime import LOCAL_OPERATOR, CallRequest, Principal, Runtime
+from colony.surfaces.definitions import GOVERNANCE_PROPERTIES
 from colony.surfaces.error_mapping import mcp_error
 from colony.surfaces.kernel_tools import call_kernel_tool, kernel_tools
 from colony.surfaces.mcp_listing import catalog_listing, kernel_listing
 from colony.surfaces.mcp_results import catalog_result, error_result, kernel_error_result, value_result
-from colony.surfaces.toolhost import Caller, LocalToolHost
 
-__all__ = ["AGENT_HEADER", "GRANTS_STATE", "build_mcp_server", "run_stdio"]
+__all__ = ["AGENT_HEADER", "PRINCIPAL_STATE", "build_mcp_server", "run_stdio"]
 
 AGENT_HEADER = "x-colony-agent"
-GRANTS_STATE = "colony_grants"
+PRINCIPAL_STATE = "colony_principal"
 
 
-def build_mcp_server(host: LocalToolHost, *, default_agent: str | None = None) -> Server[Any]:
-    """An MCP server over ``host``'s tools and its kernel; one per process."""
-    agent_fallback = default_agent or os.environ.get("COLONY_AGENT_ID") or "anonymous"
-    listing = ListToolsResult(tools=kernel_listing() + catalog_listing(host.tools().values()))
+def build_mcp_server(runtime: Runtime, *, acting_for: str | None = None) -> Server[Any]:
+    """An MCP server over ``runtime``; ``acting_for`` is the agent a stdio session's local operator acts for."""
+    listings: dict[tuple[frozenset[str], int], ListToolsResult] = {}
 
     async def list_tools(ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None) -> ListToolsResult:
+        principal = _principal(ctx)
+        key = (principal.capabilities, runtime.catalog.generation)
+        listing = listings.get(key)
+        if listing is None:
+            listing = listings[key] = ListToolsResult(
+                tools=kernel_listing(principal) + catalog_listing(tool.cls for tool in runtime.visible_tools(principal))
+            )
         return listing
 
     async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
+        principal = _principal(ctx)
         arguments = dict(params.arguments or {})
         if params.name in kernel_tools():
             try:
-                answer = await anyio.to_thread.run_sync(call_kernel_tool, host.kernels, params.name, arguments)
+                answer = await anyio.to_thread.run_sync(
+                    call_kernel_tool, runtime.kernels, params.name, arguments, principal
+                )
             except ColonyError as error:
                 return kernel_error_result(error)
             return value_result(answer)
         try:
-            tool = host.tool(params.name)
+            tool = runtime.catalog.resolve(params.name)
         except UnknownToolError as error:
             raise MCPError.from_error_data(mcp_error(error)) from None
         try:
-            caller = _caller(arguments, tool.definition.side_effecting, _header(ctx, AGENT_HEADER) or agent_fallback)
-            _grants(ctx).require(tool.capability.spec)
-            outcome = await host.call(params.name, arguments, caller)
+            request = _request(
+                params.name, arguments, tool.governed(tool.primary_action), _header(ctx, AGENT_HEADER) or acting_for
+            )
+            outcome = (await runtime.call(request, principal)).raise_for_status()
         except ColonyError as error:
             return error_result(error)
-        return catalog_result(outcome, governed=tool.definition.side_effecting)
+        return catalog_result(outcome)
 
     return Server("colony", version=_version(), on_list_tools=list_tools, on_call_tool=call_tool)
 
@@ -77,33 +89,34 @@ def _header(ctx: ServerRequestContext[Any], name: str) -> str | None:
     return value.strip() or None if isinstance(value, str) else None
 
 
-def _grants(ctx: ServerRequestContext[Any]) -> Grants:
-    """The grants the gateway's auth layer attached to the HTTP request; a stdio client is trusted.
+def _principal(ctx: ServerRequestContext[Any]) -> Principal:
+    """The principal the gateway's auth layer attached to the HTTP request; over stdio, the local operator.
 
-    An HTTP request that carries no grants holds none: the check fails closed.
+    An HTTP request that carries no principal holds nothing: the check fails closed.
     """
     if ctx.request is None:
-        return OPEN
+        return LOCAL_OPERATOR
     scope = getattr(ctx.request, "scope", None)
     state = scope.get("state") if isinstance(scope, dict) else None
-    grants = state.get(GRANTS_STATE) if isinstance(state, dict) else None
-    return grants if isinstance(grants, Grants) else Grants(frozenset())
+    principal = state.get(PRINCIPAL_STATE) if isinstance(state, dict) else None
+    return principal if isinstance(principal, Principal) else Principal(agent_id="unauthenticated")
 
 
-def _caller(arguments: dict[str, Any], side_effecting: bool, fallback_agent: str) -> Caller:
-    """Take the caller's identity (and, for a side-effecting tool, its case to the gate) out of the arguments."""
-    names = (IDENTITY_ARGUMENT, *(GOVERNANCE_PROPERTIES if side_effecting else ()))
-    taken = {name: arguments.pop(name) for name in names if name in arguments}
-    for name, value in taken.items():
-        if name == "evidence" and not isinstance(value, dict):
-            raise ToolInputError.for_field(name, "evidence must be a JSON object", expected="object")
-        if name != "evidence" and (not isinstance(value, str) or not value.strip()):
-            raise ToolInputError.for_field(name, f"{name} must be a non-empty string", expected="string")
-    return Caller(
-        agent_id=taken.get("agent_id", fallback_agent),
-        rationale=taken.get("rationale"),
-        rollback_plan=taken.get("rollback_plan"),
-        evidence=taken.get("evidence"),
+def _request(name: str, arguments: dict[str, Any], governed: bool, agent: str | None) -> CallRequest:
+    """The call: a governed tool's case to the gate is taken out of the arguments; identity never is."""
+    case = {key: arguments.pop(key) for key in GOVERNANCE_PROPERTIES if governed and key in arguments}
+    for key, value in case.items():
+        if key == "evidence" and not isinstance(value, dict):
+            raise ToolInputError.for_field(key, "evidence must be a JSON object", expected="object")
+        if key != "evidence" and (not isinstance(value, str) or not value.strip()):
+            raise ToolInputError.for_field(key, f"{key} must be a non-empty string", expected="string")
+    return CallRequest(
+        tool=name,
+        arguments=arguments,
+        agent_id=agent,
+        rationale=case.get("rationale"),
+        rollback_plan=case.get("rollback_plan"),
+        evidence=case.get("evidence"),
     )
 
 

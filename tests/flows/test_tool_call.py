@@ -21,7 +21,7 @@ def test_a_catalog_tool_runs_and_its_repeat_is_a_cache_hit() -> None:
 
 
 def test_a_tool_double_runs_by_import_path() -> None:
-    result = tool_call(ToolCall(tool="tests.doubles.EchoToolDouble", arguments={"text": "hi"}))
+    result = tool_call(ToolCall(tool="echo_double", arguments={"text": "hi"}))
     assert result.result == {"text": "hi"}
 
 

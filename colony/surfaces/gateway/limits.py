@@ -1,4 +1,4 @@
-"""ASGI guards in front of the gateway: the body-size cap and the MCP endpoint's bearer check."""
+"""ASGI guards in front of the gateway: the body-size cap and the MCP endpoint's authentication."""
 
 from __future__ import annotations
 
@@ -9,14 +9,16 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from colony.errors import AuthenticationError, ColonyError, PayloadTooLargeError
-from colony.surfaces.auth import TokenTable
+from colony.surfaces.auth import Authenticator
 from colony.surfaces.error_mapping import http_status
-from colony.surfaces.mcp_server import GRANTS_STATE
+from colony.surfaces.mcp_server import PRINCIPAL_STATE
 
 __all__ = ["BodyLimitMiddleware", "McpAuthEndpoint", "send_error"]
 
 
-async def send_error(send: Send, error: ColonyError, *, jsonrpc: bool = False) -> None:
+async def send_error(
+    send: Send, error: ColonyError, *, jsonrpc: bool = False, challenge: str = 'Bearer realm="colony"'
+) -> None:
     """Answer with ``error`` as the gateway's JSON error body (or a JSON-RPC error on /mcp)."""
     from colony.surfaces.error_mapping import mcp_error
 
@@ -27,7 +29,7 @@ async def send_error(send: Send, error: ColonyError, *, jsonrpc: bool = False) -
     payload = json.dumps(body).encode()
     headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
     if isinstance(error, AuthenticationError):
-        headers.append((b"www-authenticate", b'Bearer realm="colony"'))
+        headers.append((b"www-authenticate", challenge.encode()))
     await send({"type": "http.response.start", "status": http_status(error), "headers": headers})
     await send({"type": "http.response.body", "body": payload})
 
@@ -76,17 +78,18 @@ class BodyLimitMiddleware:
 
 
 class McpAuthEndpoint:
-    """The /mcp route: authenticate the bearer token, attach its grants, then hand over to the MCP transport."""
+    """The /mcp route: authenticate the caller, attach its Principal, then hand over to the MCP transport."""
 
-    def __init__(self, tokens: TokenTable, app: ASGIApp) -> None:
-        self.tokens = tokens
+    def __init__(self, authenticator: Authenticator, app: ASGIApp, challenge: str = 'Bearer realm="colony"') -> None:
+        self.authenticator = authenticator
         self.app = app
+        self.challenge = challenge
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            grants = self.tokens.authenticate(Headers(scope=scope).get("authorization"))
+            principal = self.authenticator.authenticate(Headers(scope=scope).get("authorization"))
         except AuthenticationError as error:
-            await send_error(send, error, jsonrpc=True)
+            await send_error(send, error, jsonrpc=True, challenge=self.challenge)
             return
-        scope.setdefault("state", {})[GRANTS_STATE] = grants
+        scope.setdefault("state", {})[PRINCIPAL_STATE] = principal
         await self.app(scope, receive, send)

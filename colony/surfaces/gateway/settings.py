@@ -5,12 +5,21 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from colony.errors import SurfaceError
-from colony.surfaces.auth import TokenTable, tokens_from_env
+from colony.surfaces.auth import (
+    Authenticator,
+    JwtAuthenticator,
+    JwtSettings,
+    OpenAccess,
+    TokenGrant,
+    TokenTable,
+    tokens_from_env,
+)
 
 __all__ = ["GatewaySettings", "Peer", "is_loopback"]
 
@@ -36,7 +45,16 @@ class GatewaySettings(BaseModel):
 
     host: str = Field(default="127.0.0.1", description="Interface to bind; anything but loopback needs tokens.")
     port: int = Field(default=8787, ge=0, le=65535, description="TCP port to bind.")
-    tokens: dict[str, list[str]] = Field(default_factory=dict, description="Bearer token -> capability tokens.")
+    tokens: dict[str, TokenGrant] = Field(default_factory=dict, description="Bearer token -> the principal it is.")
+    jwks_url: str | None = Field(default=None, description="JWKS URL for OAuth 2.1 bearer JWTs (production auth).")
+    jwks_file: str | None = Field(default=None, description="A JWKS document on disk, instead of a URL.")
+    jwt_audience: str | None = Field(
+        default=None, description="This server's resource URL: a JWT's 'aud' must name it (RFC 8707)."
+    )
+    jwt_issuer: str | None = Field(default=None, description="The issuer a JWT's 'iss' must name, when set.")
+    authorization_servers: list[str] = Field(
+        default_factory=list, description="Authorization servers advertised in the protected-resource metadata."
+    )
     peers: list[Peer] = Field(default_factory=list, description="Peer gateways for remote and auto routing.")
     node_id: str = Field(default="", description="This node's name in the catalog; default host:port.")
     max_body_bytes: int = Field(default=1024 * 1024, gt=0, description="Largest request body accepted.")
@@ -51,13 +69,34 @@ class GatewaySettings(BaseModel):
         """The name this node reports."""
         return self.node_id or f"{self.host}:{self.port}"
 
-    def token_table(self) -> TokenTable:
-        """The bearer tokens, ready to authenticate with."""
-        return TokenTable(self.tokens)
+    @property
+    def uses_jwt(self) -> bool:
+        """Whether callers authenticate with OAuth bearer JWTs."""
+        return bool(self.jwks_url or self.jwks_file)
+
+    def authenticator(self) -> Authenticator:
+        """Who may call: JWTs against a JWKS, a static token table, or (neither) open to this machine."""
+        if self.uses_jwt:
+            if self.tokens:
+                raise SurfaceError("configure either JWT authentication or static tokens, not both")
+            if not self.jwt_audience:
+                raise SurfaceError("JWT authentication needs COLONY_GATEWAY_JWT_AUDIENCE (this server's URL)")
+            jwks = None
+            if self.jwks_file:
+                try:
+                    jwks = json.loads(Path(self.jwks_file).read_text(encoding="utf-8"))
+                except (OSError, ValueError) as error:
+                    raise SurfaceError(f"{self.jwks_file}: cannot read the JWKS: {error}") from None
+            return JwtAuthenticator(
+                JwtSettings(audience=self.jwt_audience, jwks_url=self.jwks_url, jwks=jwks, issuer=self.jwt_issuer)
+            )
+        if self.tokens:
+            return TokenTable(self.tokens)
+        return OpenAccess()
 
     def check_safe(self) -> None:
         """Refuse to listen beyond loopback without tokens: an open gateway is for this machine only."""
-        if not is_loopback(self.host) and not self.tokens:
+        if not is_loopback(self.host) and not self.tokens and not self.uses_jwt:
             raise SurfaceError(
                 f"refusing to bind {self.host}: a gateway reachable from other machines needs bearer tokens "
                 "(set COLONY_GATEWAY_TOKENS or COLONY_GATEWAY_TOKENS_FILE)"
@@ -76,11 +115,20 @@ class GatewaySettings(BaseModel):
             "max_argument_bytes": "MAX_ARGUMENT_BYTES",
             "call_timeout_seconds": "CALL_TIMEOUT",
             "peer_timeout_seconds": "PEER_TIMEOUT",
+            "jwks_url": "JWKS_URL",
+            "jwks_file": "JWKS_FILE",
+            "jwt_audience": "JWT_AUDIENCE",
+            "jwt_issuer": "JWT_ISSUER",
         }
         for field, suffix in simple.items():
             if env.get(f"COLONY_GATEWAY_{suffix}"):
                 values[field] = env[f"COLONY_GATEWAY_{suffix}"]
-        for field, suffix in (("allowed_hosts", "ALLOWED_HOSTS"), ("allowed_origins", "ALLOWED_ORIGINS")):
+        lists = (
+            ("allowed_hosts", "ALLOWED_HOSTS"),
+            ("allowed_origins", "ALLOWED_ORIGINS"),
+            ("authorization_servers", "AUTHORIZATION_SERVERS"),
+        )
+        for field, suffix in lists:
             if env.get(f"COLONY_GATEWAY_{suffix}"):
                 values[field] = [item.strip() for item in env[f"COLONY_GATEWAY_{suffix}"].split(",") if item.strip()]
         if env.get("COLONY_GATEWAY_PEERS"):

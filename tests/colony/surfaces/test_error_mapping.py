@@ -77,16 +77,32 @@ def test_an_answer_that_names_no_known_error_is_a_peer_error() -> None:
     assert isinstance(rebuild_error("garbage", 422), errors.ToolInputError)
 
 
-def test_hpc_errors_keep_their_details_or_come_back_as_their_nearest_ancestor() -> None:
-    limit = errors.HPCLimitError(["min_vcpus 64 exceeds max_vcpus 16"])
-    rebuilt = rebuild_error(limit.to_dict(), http_status(limit))
-    assert isinstance(rebuilt, errors.HPCLimitError)
-    assert rebuilt.violations == ["min_vcpus 64 exceeds max_vcpus 16"]
-    aws = errors.AWSError("no such bucket", code="NoSuchBucket", operation="PutObject")
-    rebuilt_aws = rebuild_error(aws.to_dict(), http_status(aws))
-    assert isinstance(rebuilt_aws, errors.AWSError)
-    assert (rebuilt_aws.code, rebuilt_aws.operation) == ("NoSuchBucket", "PutObject")
-    failed = errors.HPCJobFailedError("job-1", "Essential container exited", ["boom"])
-    rebuilt_failed = rebuild_error(failed.to_dict(), http_status(failed))
-    assert type(rebuilt_failed) is errors.HPCError
-    assert "Essential container exited" in str(rebuilt_failed)
+def sample(cls: type[errors.ColonyError]) -> errors.ColonyError:
+    """An instance of ``cls`` with every field its constructor takes set to something recognisable."""
+    values: dict[str, object] = {
+        "errors": [errors.FieldError(field="f", message="bad", expected="int")],
+        "missing": ["tool:x"],
+        "verdict": {"decision": "hold", "gate_score": 0.4},
+        "retryable": True,
+        "action": "convert_units",
+        "code": "NoSuchKey",
+        "operation": "GetObject",
+        "status_code": 409,
+    }
+    if cls is errors.HPCLimitError:
+        return cls(["min_vcpus 64 exceeds max_vcpus 16"])
+    if cls is errors.HPCJobFailedError:
+        return cls("job-1", "Essential container exited", ["boom"])
+    import inspect
+
+    accepted = inspect.signature(cls.__init__).parameters
+    return cls("what went wrong", **{k: v for k, v in values.items() if k in accepted})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("cls", sorted(every_colony_error(), key=lambda cls: cls.__name__))
+def test_every_error_round_trips_losslessly(cls: type[errors.ColonyError]) -> None:
+    error = sample(cls)
+    rebuilt = rebuild_error(error.to_dict(), http_status(error))
+    assert type(rebuilt) is cls
+    assert rebuilt.to_dict() == error.to_dict()
+    assert rebuilt.retryable == error.retryable and str(rebuilt) == str(error)

@@ -9,17 +9,22 @@ from jsonschema import Draft7Validator, Draft202012Validator
 from mcp_types import Tool
 
 from colony.kernel import ColonyKernel, ProposeActionRequest, RecordOutcomeRequest
+from colony.runtime import LOCAL_OPERATOR, Catalog, Principal
 from colony.surfaces.definitions import kernel_definition, served_definition
 from colony.surfaces.kernel_tools import kernel_tools
 from colony.surfaces.mcp_listing import catalog_listing, kernel_listing
 from colony.surfaces.portable_schema import portability_problems
-from colony.surfaces.toolhost import LocalToolHost
 from tests.colony.surfaces.sample_tools import AppendNote
 from tests.colony.surfaces.seed001 import KERNEL_TOOLS
+from tools.unit_convert import UnitConvert
+
+
+def repository_tools() -> list[Tool]:
+    return catalog_listing(tool.cls for tool in Catalog().tools.values())
 
 
 def served() -> list[Tool]:
-    return kernel_listing() + catalog_listing(LocalToolHost().tools().values())
+    return kernel_listing(LOCAL_OPERATOR) + repository_tools()
 
 
 @pytest.mark.parametrize("tool", served(), ids=lambda tool: tool.name)
@@ -36,7 +41,7 @@ def test_every_tool_is_listed_portably_with_a_title_and_its_pin(tool: Tool) -> N
 
 
 def test_the_kernel_tools_in_the_seed_order_at_the_seed_version() -> None:
-    listed = kernel_listing()
+    listed = kernel_listing(LOCAL_OPERATOR)
     assert [tool.name for tool in listed] == KERNEL_TOOLS
     writes = {tool.name for tool in listed if tool.annotations and not tool.annotations.read_only_hint}
     assert writes == {"colony_propose_action", "colony_record_outcome", "colony_tick"}
@@ -52,13 +57,20 @@ def test_the_kernel_tools_in_the_seed_order_at_the_seed_version() -> None:
     assert duplicate["anyOf"] == [{"type": "string"}, {"type": "null"}]
 
 
+def test_a_principal_is_listed_only_the_kernel_operations_it_may_run() -> None:
+    reader = Principal.of("reader", ["kernel:read"])
+    assert [tool.name for tool in kernel_listing(reader)] == [
+        name for name in KERNEL_TOOLS if name not in ("colony_propose_action", "colony_record_outcome", "colony_tick")
+    ]
+
+
 def test_identity_is_not_a_tool_argument_and_the_gate_reads_the_case() -> None:
-    for tool in catalog_listing(LocalToolHost().tools().values()):
+    for tool in repository_tools():
         assert "agent_id" not in tool.input_schema["properties"], tool.name
     governed = served_definition(AppendNote)
     assert {"rationale", "rollback_plan", "evidence"} <= set(governed.input_schema["properties"])
     assert "agent_id" not in governed.input_schema["properties"]
-    pure = served_definition(LocalToolHost().tools()["unit_convert"].capability.__class__)
+    pure = served_definition(UnitConvert)
     assert not {"rationale", "rollback_plan", "evidence"} & set(pure.input_schema["properties"])
 
 

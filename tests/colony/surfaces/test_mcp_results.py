@@ -7,8 +7,8 @@ import json
 import pytest
 
 from colony import errors
+from colony.runtime import Acting, CallOutcome, CallStatus
 from colony.surfaces.mcp_results import catalog_result, error_body, error_result, kernel_error_result, value_result
-from colony.surfaces.toolhost import CallResult
 
 VERDICT = {"decision": "refuse", "gate_score": 0.0, "reason": "SANDBOX role: no write-path gate passes"}
 
@@ -68,12 +68,18 @@ def test_values_and_governed_answers() -> None:
     assert listed.structured_content is None and not listed.is_error
     assert json.loads(listed.content[0].text) == [{"strength": 1.0}]  # type: ignore[union-attr]
     assert value_result({"value": 2.0}).structured_content == {"value": 2.0}
-    governed = catalog_result(CallResult(result={"notes": 1}, verdict={"decision": "execute"}), governed=True)
+    governed = catalog_result(outcome(result={"notes": 1}, verdict={"decision": "execute"}))
     assert governed.structured_content == {"verdict": {"decision": "execute"}, "result": {"notes": 1}}
-    recorded = CallResult(result=None, verdict={"decision": "execute"}, outcome={"status": "recorded"})
-    assert catalog_result(recorded, governed=True).structured_content == {
+    recorded = outcome(result=None, verdict={"decision": "execute"}, record={"status": "recorded"})
+    assert catalog_result(recorded).structured_content == {
         "verdict": {"decision": "execute"},
         "result": None,
         "outcome": {"status": "recorded"},
     }
-    assert catalog_result(CallResult(result="text"), governed=False).structured_content is None
+    assert catalog_result(outcome(result="text")).structured_content is None
+    assert catalog_result(outcome(result={"value": 1.0})).structured_content == {"value": 1.0}
+
+
+def outcome(**fields: object) -> CallOutcome:
+    acting = Acting(agent_id="results-agent")
+    return CallOutcome(status=CallStatus.EXECUTED, tool="t", version="1.0.0", action="a", acting=acting, **fields)  # type: ignore[arg-type]
