@@ -15,6 +15,7 @@ from typing import Any, Protocol
 import anyio
 import anyio.to_thread
 
+from colony.deadlines import deadline_scope
 from colony.errors import CallTimeoutError, ColonyError, ToolExecutionError
 from colony.runtime.authorization import Authorization, require_authorization
 from colony.runtime.catalog import CatalogTool
@@ -68,7 +69,9 @@ class InProcessExecutor:
         try:
             if not definition.is_async and _runs_inline(tool, action):
                 return await instance.invoke(action, arguments)
-            with anyio.fail_after(self.timeout_seconds):
+            # The deadline travels with the call (a sandbox cuts its own timeout to it), and the
+            # cancellation at the deadline kills what the call started before it is reported.
+            with deadline_scope(self.timeout_seconds) as left, anyio.fail_after(left):
                 if definition.is_async:
                     return await instance.invoke(action, arguments)
                 method = functools.partial(instance.bound_action(action), **arguments)

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 import anyio.to_thread
 
-from colony.errors import ColonyError, ToolInputError, VerificationError
+from colony.errors import CallTimeoutError, ColonyError, ToolInputError, VerificationError
 from colony.runtime.authorization import Authorization
 from colony.runtime.call import CallOutcome, CallRequest, CallStatus
 from colony.runtime.catalog import CatalogTool
@@ -181,7 +181,8 @@ class Governor:
         try:
             result = (await self.executor.run(tool, action, arguments, authorization)).result
         except ColonyError as error:
-            await self._record(outcome, authorization, f"failed: {error}", False, started)
+            what = "timed out, and was killed at its deadline" if isinstance(error, CallTimeoutError) else "failed"
+            await self._record(outcome, authorization, f"{what}: {error}", False, started)
             return outcome.finish(CallStatus.FAILED, error=error)
         if verify is not None:
             try:
