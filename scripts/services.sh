@@ -1,9 +1,12 @@
 #!/usr/bin/env bash
 # Install and start what the test suite talks to: a Docker engine (Debian's
-# docker.io, with busybox-static for the locally built sandbox images) and the
-# PostgreSQL server binaries. moto_server and the PostgreSQL cluster itself are
-# started by pytest fixtures on loopback, in temporary directories.
+# docker.io, with busybox-static for the locally built sandbox images), the
+# PostgreSQL server binaries, and Node (Debian's nodejs and npm) with the
+# official TypeScript MCP SDK client in tests/clients/ts. moto_server and the
+# PostgreSQL cluster itself are started by pytest fixtures on loopback, in
+# temporary directories.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 have() { command -v "$1" >/dev/null 2>&1; }
 missing=()
@@ -11,6 +14,8 @@ have dockerd || missing+=(docker.io)
 [ -x /bin/busybox ] && file -L /bin/busybox 2>/dev/null | grep -q 'statically linked' || missing+=(busybox-static)
 ls /usr/lib/postgresql/*/bin/initdb >/dev/null 2>&1 || missing+=(postgresql)
 have file || missing+=(file)
+have node || missing+=(nodejs)
+have npm || missing+=(npm)
 
 if [ ${#missing[@]} -gt 0 ]; then
   if [ "$(id -u)" = 0 ]; then
@@ -31,5 +36,21 @@ if have dockerd && ! docker info >/dev/null 2>&1; then
   else
     echo "services: no Docker engine running and not root to start one" >&2
   fi
+fi
+# The TypeScript client's packages, exactly as package-lock.json pins them. Skipped when
+# the installed tree is newer than the lock file, so a machine without network still runs.
+ts_client=tests/clients/ts
+if have npm; then
+  if [ "$ts_client/node_modules/.package-lock.json" -nt "$ts_client/package-lock.json" ]; then
+    echo "services: $ts_client is installed"
+  else
+    echo "services: npm ci in $ts_client"
+    if ! (cd "$ts_client" && npm ci --no-audit --no-fund --loglevel=error); then
+      echo "services: npm ci failed in $ts_client; the TypeScript MCP client tests cannot run" >&2
+      [ "${COLONY_REQUIRE_SERVICES:-}" = 1 ] && exit 1
+    fi
+  fi
+else
+  echo "services: no npm; the TypeScript MCP client tests will skip" >&2
 fi
 echo "services: ready"

@@ -1,9 +1,10 @@
-"""What each surface serves for a catalog tool, and the hash that pins it.
+"""What each surface serves for a tool, and the hash that pins it.
 
 A tool's served definition is its name, the description its planner card
 renders, and its input and output schemas. Every surface builds it here, so
 the MCP listing, the enriched catalog and ``colony tools pin`` agree byte for
-byte on what an agent was shown.
+byte on what an agent was shown. Schemas are served in their portable form
+(``portable_schema``), so every MCP client reads them alike.
 """
 
 from __future__ import annotations
@@ -13,15 +14,20 @@ import json
 from dataclasses import dataclass
 from typing import Any
 
+from mcp_types import ToolAnnotations
+
 from colony.capability import ToolCapability
 from colony.runtime.catalog import is_governed
 from colony.spec import Determinism
+from colony.surfaces.kernel_tools import KernelTool, kernel_tools
+from colony.surfaces.portable_schema import ANY_JSON, portable_schema
 
 __all__ = [
     "GOVERNANCE_PROPERTIES",
     "ToolDefinition",
     "catalog_record",
     "definition_hash",
+    "kernel_definition",
     "served_definition",
 ]
 
@@ -39,10 +45,6 @@ GOVERNANCE_PROPERTIES: dict[str, Any] = {
         "description": "Supporting evidence for the gate: test IDs under 'tests', PR URLs, error logs.",
     },
 }
-_VERDICT_SCHEMA: dict[str, Any] = {
-    "type": "object",
-    "description": "The gate's verdict on this call (colony_propose_action's output).",
-}
 
 
 @dataclass(frozen=True)
@@ -55,6 +57,11 @@ class ToolDefinition:
     output_schema: dict[str, Any] | None
     annotations: dict[str, Any]
     side_effecting: bool
+
+    @property
+    def title(self) -> str:
+        """A human-readable name for listings (the annotations' title, else the name)."""
+        return str(self.annotations.get("title") or self.name)
 
     @property
     def sha256(self) -> str:
@@ -89,9 +96,9 @@ def _definition(cls: type[ToolCapability]) -> ToolDefinition:
     """The definition served for ``cls``'s primary action.
 
     For a side-effecting tool the input schema gains the ``rationale``,
-    ``rollback_plan`` and ``evidence`` the gate reads, and the tool answers with
-    its verdict beside its result. Identity is never an argument: it comes from
-    authentication.
+    ``rollback_plan`` and ``evidence`` the gate reads, and the output is the
+    gate's verdict beside the tool's result and the recorded outcome. Identity
+    is never an argument: it comes from authentication.
     """
     spec = cls.spec
     capability = cls()
@@ -108,17 +115,13 @@ def _definition(cls: type[ToolCapability]) -> ToolDefinition:
     schema["properties"] = properties
     output = _output_schema(cls)
     if governed:
-        output = {
-            "type": "object",
-            "properties": {"verdict": _VERDICT_SCHEMA, "result": output or {}, "outcome": {"type": "object"}},
-            "required": ["verdict", "result"],
-        }
+        output = _governed_output(output)
     idempotent = cls.actions()[action].idempotent
     return ToolDefinition(
         name=spec.name,
         description=entry.description,
-        input_schema=schema,
-        output_schema=output,
+        input_schema=portable_schema(schema),
+        output_schema=portable_schema(output) if output is not None else None,
         annotations={
             "title": spec.name,
             "read_only_hint": not side_effecting,
@@ -131,10 +134,46 @@ def _definition(cls: type[ToolCapability]) -> ToolDefinition:
     )
 
 
+def kernel_definition(tool: KernelTool) -> ToolDefinition:
+    """The definition served for a ``colony_*`` tool: the seed's text and schemas, in portable form."""
+    output = tool.structured_output_schema
+    annotations = ToolAnnotations.model_validate({**tool.annotations, "title": tool.title})
+    return ToolDefinition(
+        name=tool.name,
+        description=tool.description,
+        input_schema=portable_schema(tool.input_schema),
+        output_schema=portable_schema(output) if output is not None else None,
+        annotations=annotations.model_dump(exclude_none=True),
+        side_effecting=not annotations.read_only_hint,
+    )
+
+
 def _output_schema(cls: type[ToolCapability]) -> dict[str, Any] | None:
     """The declared output schema, when it describes a JSON object (MCP's structured content)."""
     schema = cls.spec.outputs_schema
     return schema if schema is not None and schema.get("type") == "object" else None
+
+
+def _governed_output(result: dict[str, Any] | None) -> dict[str, Any]:
+    """A governed call's answer: the verdict (seed 001's proposal output), the result, the recorded outcome."""
+    kernel = kernel_tools()
+    verdict = _without_error(kernel["colony_propose_action"].output_schema)
+    outcome = _without_error(kernel["colony_record_outcome"].output_schema)
+    return {
+        "type": "object",
+        "properties": {
+            "verdict": {**verdict, "description": "The gate's verdict on this call (colony_propose_action's output)."},
+            "result": result or {**ANY_JSON, "description": "The tool's result."},
+            "outcome": {**outcome, "description": "The recorded outcome (colony_record_outcome's output)."},
+        },
+        "required": ["verdict", "result"],
+    }
+
+
+def _without_error(schema: dict[str, Any]) -> dict[str, Any]:
+    """A kernel tool's output schema without the seed's ``error`` member: a governed answer never carries one."""
+    properties = {name: value for name, value in schema.get("properties", {}).items() if name != "error"}
+    return {**schema, "properties": properties}
 
 
 def catalog_record(cls: type[ToolCapability]) -> dict[str, Any]:

@@ -1,9 +1,11 @@
 """The eight ``colony_*`` tools of seed 001, routed to the shared kernel.
 
 Names, descriptions and schemas are the seed's, kept as data in
-``kernel_tools.json``. Arguments are checked against the input schema before
-the kernel sees them; any failure becomes the seed's ``{"error": ...}``
-result, naming the field when the caller was at fault.
+``kernel_tools.json`` beside a title and MCP annotations for each, and the
+seed's version. Arguments are checked against the input schema before the
+kernel sees them; any failure is a ColonyError (``call_kernel_tool``) or the
+seed's ``{"error": ...}`` result (``run_kernel_tool``), naming the field when
+the caller was at fault.
 """
 
 from __future__ import annotations
@@ -17,24 +19,27 @@ from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 
-from colony.errors import ColonyError, FieldError, KernelInputError
+from colony.errors import ColonyError, FieldError, KernelError, KernelInputError
 from colony.runtime import KernelProvider, Principal
 from colony.runtime.kernel_access import authorize_kernel_call
 
 if TYPE_CHECKING:
     from colony.kernel import ColonyKernel
 
-__all__ = ["KernelTool", "kernel_tools", "run_kernel_tool"]
+__all__ = ["KernelTool", "call_kernel_tool", "kernel_tools", "run_kernel_tool"]
 
 
 @dataclass(frozen=True)
 class KernelTool:
-    """One ``colony_*`` tool: the seed's definition and its argument validator."""
+    """One ``colony_*`` tool: the seed's definition, how MCP lists it, and its argument validator."""
 
     name: str
+    title: str
     description: str
     input_schema: dict[str, Any]
     output_schema: dict[str, Any]
+    annotations: dict[str, Any]
+    version: str
     validator: Draft202012Validator
 
     @property
@@ -60,28 +65,39 @@ class KernelTool:
 def kernel_tools() -> dict[str, KernelTool]:
     """The seed's eight tools, by name, in the seed's order."""
     text = resources.files("colony.surfaces").joinpath("kernel_tools.json").read_text(encoding="utf-8")
+    document = json.loads(text)
     tools = {}
-    for item in json.loads(text)["tools"]:
+    for item in document["tools"]:
         validator = Draft202012Validator(item["input_schema"])
-        tools[item["name"]] = KernelTool(validator=validator, **item)
+        tools[item["name"]] = KernelTool(validator=validator, version=document["version"], **item)
     return tools
 
 
-def run_kernel_tool(kernels: KernelProvider, name: str, arguments: Mapping[str, Any], principal: Principal) -> Any:
-    """Run one ``colony_*`` tool for ``principal``; any error, even opening the store, becomes ``{"error": ...}``.
+def call_kernel_tool(kernels: KernelProvider, name: str, arguments: Mapping[str, Any], principal: Principal) -> Any:
+    """Run one ``colony_*`` tool for ``principal``; an error of any kind, even opening the store, raises.
 
     The principal must hold the operation's capability token, and proposes or records only as itself
-    (an operator may act for another agent; an unattested report is an operator's only).
+    (an operator may act for another agent; an unattested report is an operator's only). An
+    exception that is not one of Colony's becomes a KernelError worded as the seed words it:
+    ``"<ExceptionType>: <message>"``.
     """
     tool = kernel_tools()[name]
     try:
         authorize_kernel_call(principal, name, arguments)
         tool.check(arguments)
         return _HANDLERS[name](kernels.get(), dict(arguments))
+    except ColonyError:
+        raise
+    except Exception as error:  # seed 001: an exception becomes the error result
+        raise KernelError(f"{type(error).__name__}: {error}") from error
+
+
+def run_kernel_tool(kernels: KernelProvider, name: str, arguments: Mapping[str, Any], principal: Principal) -> Any:
+    """Run one ``colony_*`` tool for ``principal``; an error of any kind becomes the seed's ``{"error": message}``."""
+    try:
+        return call_kernel_tool(kernels, name, arguments, principal)
     except ColonyError as error:
         return {"error": str(error)}
-    except Exception as error:  # noqa: BLE001 - seed 001: an exception becomes the error result
-        return {"error": f"{type(error).__name__}: {error}"}
 
 
 def _field_error(error: Any) -> FieldError:

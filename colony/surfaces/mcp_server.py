@@ -12,7 +12,6 @@ JSON-RPC error, as the protocol asks.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 import anyio.to_thread
@@ -20,33 +19,20 @@ from mcp.server.context import ServerRequestContext
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
-from mcp_types import (
-    CallToolRequestParams,
-    CallToolResult,
-    ListToolsResult,
-    PaginatedRequestParams,
-    TextContent,
-    Tool,
-    ToolAnnotations,
-)
+from mcp_types import CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams
 
-from colony.errors import ActionNotExecutedError, ColonyError, ToolInputError, UnknownToolError
-from colony.runtime import LOCAL_OPERATOR, CallOutcome, CallRequest, Principal, Runtime
-from colony.runtime.kernel_access import KERNEL_PERMISSIONS
-from colony.surfaces.definitions import GOVERNANCE_PROPERTIES, served_definition
+from colony.errors import ColonyError, ToolInputError, UnknownToolError
+from colony.runtime import LOCAL_OPERATOR, CallRequest, Principal, Runtime
+from colony.surfaces.definitions import GOVERNANCE_PROPERTIES
 from colony.surfaces.error_mapping import mcp_error
-from colony.surfaces.kernel_tools import kernel_tools, run_kernel_tool
+from colony.surfaces.kernel_tools import call_kernel_tool, kernel_tools
+from colony.surfaces.mcp_listing import catalog_listing, kernel_listing
+from colony.surfaces.mcp_results import catalog_result, error_result, kernel_error_result, value_result
 
 __all__ = ["AGENT_HEADER", "PRINCIPAL_STATE", "build_mcp_server", "run_stdio"]
 
 AGENT_HEADER = "x-colony-agent"
 PRINCIPAL_STATE = "colony_principal"
-_KERNEL_ANNOTATIONS = {
-    "colony_propose_action": ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False),
-    "colony_record_outcome": ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False),
-    "colony_tick": ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False),
-}
-_KERNEL_READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
 
 
 def build_mcp_server(runtime: Runtime, *, acting_for: str | None = None) -> Server[Any]:
@@ -59,7 +45,7 @@ def build_mcp_server(runtime: Runtime, *, acting_for: str | None = None) -> Serv
         listing = listings.get(key)
         if listing is None:
             listing = listings[key] = ListToolsResult(
-                tools=_kernel_listing(principal) + _catalog_listing(runtime, principal)
+                tools=kernel_listing(principal) + catalog_listing(tool.cls for tool in runtime.visible_tools(principal))
             )
         return listing
 
@@ -67,9 +53,13 @@ def build_mcp_server(runtime: Runtime, *, acting_for: str | None = None) -> Serv
         principal = _principal(ctx)
         arguments = dict(params.arguments or {})
         if params.name in kernel_tools():
-            answer = await anyio.to_thread.run_sync(run_kernel_tool, runtime.kernels, params.name, arguments, principal)
-            failed = isinstance(answer, dict) and set(answer) == {"error"}
-            return _answer(answer, structured=isinstance(answer, dict), error=failed)
+            try:
+                answer = await anyio.to_thread.run_sync(
+                    call_kernel_tool, runtime.kernels, params.name, arguments, principal
+                )
+            except ColonyError as error:
+                return kernel_error_result(error)
+            return value_result(answer)
         try:
             tool = runtime.catalog.resolve(params.name)
         except UnknownToolError as error:
@@ -80,8 +70,8 @@ def build_mcp_server(runtime: Runtime, *, acting_for: str | None = None) -> Serv
             )
             outcome = (await runtime.call(request, principal)).raise_for_status()
         except ColonyError as error:
-            return _error_answer(error)
-        return _catalog_answer(outcome)
+            return error_result(error)
+        return catalog_result(outcome)
 
     return Server("colony", version=_version(), on_list_tools=list_tools, on_call_tool=call_tool)
 
@@ -90,60 +80,6 @@ async def run_stdio(server: Server[Any]) -> None:
     """Serve ``server`` over this process's stdin and stdout until the client disconnects."""
     async with stdio_server() as (read_stream, write_stream):
         await server.run(read_stream, write_stream, server.create_initialization_options())
-
-
-def _kernel_listing(principal: Principal) -> list[Tool]:
-    return [
-        Tool(
-            name=tool.name,
-            description=tool.description,
-            input_schema=tool.input_schema,
-            output_schema=tool.structured_output_schema,
-            annotations=_KERNEL_ANNOTATIONS.get(tool.name, _KERNEL_READ_ONLY),
-        )
-        for tool in kernel_tools().values()
-        if principal.allows(KERNEL_PERMISSIONS[tool.name])
-    ]
-
-
-def _catalog_listing(runtime: Runtime, principal: Principal) -> list[Tool]:
-    tools = []
-    for tool in runtime.visible_tools(principal):
-        definition = served_definition(tool.cls)
-        tools.append(
-            Tool(
-                name=definition.name,
-                description=definition.description,
-                input_schema=definition.input_schema,
-                output_schema=definition.output_schema,
-                annotations=ToolAnnotations(**definition.annotations),
-                meta={"colony/version": tool.cls.spec.version, "colony/definition_sha256": definition.sha256},
-            )
-        )
-    return tools
-
-
-def _answer(value: Any, *, structured: bool, error: bool = False) -> CallToolResult:
-    return CallToolResult(
-        content=[TextContent(type="text", text=json.dumps(value, default=str))],
-        structured_content=value if structured else None,
-        is_error=error,
-    )
-
-
-def _error_answer(error: ColonyError) -> CallToolResult:
-    body: dict[str, Any] = {"error": str(error), "code": mcp_error(error).code, "details": error.to_dict()}
-    if isinstance(error, ActionNotExecutedError):
-        body["verdict"] = error.verdict
-    return _answer(body, structured=True, error=True)
-
-
-def _catalog_answer(outcome: CallOutcome) -> CallToolResult:
-    if outcome.governed:
-        return _answer(
-            {"verdict": outcome.verdict, "result": outcome.result, "outcome": outcome.record}, structured=True
-        )
-    return _answer(outcome.result, structured=isinstance(outcome.result, dict))
 
 
 def _header(ctx: ServerRequestContext[Any], name: str) -> str | None:

@@ -29,12 +29,20 @@ def same_shape(actual: Any, expected: Any) -> bool:
 
 
 async def call(client: Client, name: str, arguments: dict[str, Any]) -> tuple[Any, bool]:
-    """A tool's answer (decoded from its text content) and whether it is an error result."""
+    """A tool's answer (decoded from its text content) and whether it is an error result.
+
+    A success carries its object value as structured content too; an error carries
+    none, except a colony_* tool's, which carries the seed's ``{"error": message}``.
+    """
     result = await client.call_tool(name, arguments)
     text = result.content[0].text  # type: ignore[union-attr]
     decoded = json.loads(text)
-    if isinstance(decoded, dict):
-        assert result.structured_content == decoded
+    if not result.is_error:
+        assert result.structured_content == (decoded if isinstance(decoded, dict) else None)
+    elif name in EXAMPLES:
+        assert result.structured_content == {"error": decoded["error"]}
+    else:
+        assert result.structured_content is None
     return decoded, bool(result.is_error)
 
 
@@ -83,7 +91,9 @@ async def exercise_seed_examples(client: Client) -> None:
 async def exercise_bad_arguments(client: Client) -> None:
     """Bad arguments give error results naming the field; the session keeps serving."""
     answer, failed = await call(client, "colony_agent_profile", {})
-    assert failed and set(answer) == {"error"} and "agent_id" in answer["error"]
+    assert failed and "agent_id" in answer["error"]
+    assert (answer["type"], answer["code"], answer["retryable"]) == ("KernelInputError", -32602, False)
+    assert answer["errors"] == [{"field": "agent_id", "message": "required argument is missing", "expected": None}]
 
     answer, failed = await call(client, "colony_pheromone_query", {"location": "a.b", "signal_type": "gossip"})
     assert failed and "signal_type" in answer["error"]
@@ -98,7 +108,8 @@ async def exercise_bad_arguments(client: Client) -> None:
 
     answer, failed = await call(client, "unit_convert", {"value": 10, "from_unit": "invalid_unit", "to_unit": "km"})
     assert failed and answer["error"] == "Unsupported unit: invalid_unit"
-    assert answer["details"]["errors"][0]["field"] == "from_unit"
+    assert (answer["type"], answer["code"]) == ("ToolInputError", -32602)
+    assert answer["errors"][0]["field"] == "from_unit"
 
     answer, failed = await call(client, "unit_convert", {"value": "ten", "from_unit": "mi", "to_unit": "km"})
     assert failed and "value" in answer["error"]

@@ -83,7 +83,8 @@ async def test_mcp_tool_calls_respect_the_token(secured: str) -> None:
         answer, failed = await call(client, "unit_convert", {"value": 2, "from_unit": "km", "to_unit": "m"})
         assert (answer["value"], failed) == (2000.0, False)
         answer, failed = await call(client, "jsonschema_validate", {"schema": {}, "data": 1})
-        assert failed and answer["details"]["missing"] == ["tool:jsonschema_validate"]
+        assert failed and answer["missing"] == ["tool:jsonschema_validate"]
+        assert (answer["type"], answer["code"]) == ("CapabilityDeniedError", -32022)
 
 
 def test_token_table_rules() -> None:

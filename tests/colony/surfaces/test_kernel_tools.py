@@ -6,9 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from colony.errors import ColonyError, KernelInputError
 from colony.kernel import ColonyKernel
 from colony.runtime import LOCAL_OPERATOR, KernelProvider
-from colony.surfaces.kernel_tools import kernel_tools, run_kernel_tool
+from colony.surfaces.kernel_tools import call_kernel_tool, kernel_tools, run_kernel_tool
 from tests.colony.surfaces.seed001 import KERNEL_TOOLS
 
 
@@ -23,6 +24,22 @@ def test_a_store_that_cannot_open_is_an_error_result(monkeypatch: pytest.MonkeyP
     monkeypatch.setenv("COLONY_DATABASE_URL", f"sqlite:///{tmp_path}/missing-directory/kernel.db")
     answer = run_kernel_tool(KernelProvider(), "colony_status", {}, LOCAL_OPERATOR)
     assert set(answer) == {"error"} and answer["error"]
+    with pytest.raises(ColonyError) as raised:
+        call_kernel_tool(KernelProvider(), "colony_status", {}, LOCAL_OPERATOR)
+    assert str(raised.value) == answer["error"]
+
+
+def test_a_refusal_is_raised_with_its_fields_for_the_surfaces_to_render() -> None:
+    with pytest.raises(KernelInputError) as raised:
+        call_kernel_tool(KernelProvider(), "colony_agent_profile", {"agent_id": 7}, LOCAL_OPERATOR)
+    assert raised.value.fields == ["agent_id"]
+
+
+def test_every_tool_has_a_title_and_annotations() -> None:
+    for tool in kernel_tools().values():
+        assert tool.title and tool.version == "1.3.0"
+        assert set(tool.annotations) == {"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
+        assert tool.annotations["title"] == tool.title
 
 
 def test_arguments_are_checked_before_the_kernel_is_opened() -> None:
