@@ -13,7 +13,7 @@ import time
 from collections.abc import Callable
 from typing import Any, NamedTuple
 
-from colony.schemas import _compiled
+from colony.schemas._engine import _compiled
 from tools.doc_summarize import DocSummarize
 from tools.jsonschema_validate import JsonSchemaValidate
 from tools.pii_redact import PiiRedact
