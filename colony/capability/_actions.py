@@ -19,6 +19,7 @@ from griffe import Docstring, DocstringSectionKind
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
+from colony.capability._output_size import check_output_size
 from colony.capability._schema import clean_schema
 from colony.errors import FieldError, ToolInputError, ToolOutputError
 
@@ -80,8 +81,10 @@ class ActionDefinition:
             values = {self.renamed.get(key, key): value for key, value in values.items()}
         return values
 
-    def validate_output(self, result: Any) -> Any:
-        """The result, if it fits the declared output; ToolOutputError otherwise."""
+    def validate_output(self, result: Any, max_bytes: int | None = None) -> Any:
+        """The result, if it is within ``max_bytes`` as JSON and fits the declared output; ToolOutputError otherwise."""
+        if max_bytes is not None:
+            check_output_size(self.name, result, max_bytes)
         if self.output_adapter is None and self.output_check is None:
             return result
         if self.output_adapter is not None:
@@ -215,7 +218,7 @@ def validating_wrapper(name: str, method: Callable[..., Any]) -> Callable[..., A
                 result = await method(self, **values)
             except ToolInputError as error:
                 raise error.with_action(name) from None
-            return definition.validate_output(result)
+            return definition.validate_output(result, self.max_output_bytes)
 
         return run_async
 
@@ -228,7 +231,7 @@ def validating_wrapper(name: str, method: Callable[..., Any]) -> Callable[..., A
             result = method(self, **values)
         except ToolInputError as error:
             raise error.with_action(name) from None
-        return definition.validate_output(result)
+        return definition.validate_output(result, self.max_output_bytes)
 
     return run
 

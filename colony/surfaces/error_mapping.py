@@ -19,6 +19,7 @@ HTTP_STATUS: dict[type[errors.ColonyError], int] = {
     errors.ToolError: 500,
     errors.ToolInputError: 400,
     errors.ToolOutputError: 502,
+    errors.ToolOutputTooLargeError: 502,
     errors.UnknownToolError: 404,
     errors.UnknownActionError: 404,
     errors.ToolExecutionError: 500,
@@ -60,6 +61,7 @@ MCP_ERROR_CODE: dict[type[errors.ColonyError], int] = {
     errors.ToolError: INTERNAL_ERROR,
     errors.ToolInputError: INVALID_PARAMS,
     errors.ToolOutputError: -32002,
+    errors.ToolOutputTooLargeError: -32005,
     errors.UnknownToolError: INVALID_PARAMS,
     errors.UnknownActionError: INVALID_PARAMS,
     errors.ToolExecutionError: -32000,
@@ -131,6 +133,13 @@ def rebuild_error(payload: Any, status: int) -> errors.ColonyError:
         return errors.ToolInputError(message, action=detail.get("action"), errors=problems)
     if cls is errors.ToolExecutionError:
         return errors.ToolExecutionError(message, retryable=bool(detail.get("retryable")))
+    if cls is errors.ToolOutputTooLargeError:
+        return errors.ToolOutputTooLargeError(
+            message,
+            action=str(detail.get("action", "")),
+            size_bytes=int(detail.get("size_bytes") or 0),
+            limit_bytes=int(detail.get("limit_bytes") or 0),
+        )
     if cls is errors.HPCLimitError:
         return errors.HPCLimitError([str(item) for item in detail.get("violations") or [message]])
     if cls is errors.AWSError:

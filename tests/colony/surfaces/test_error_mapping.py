@@ -35,6 +35,7 @@ def test_every_colony_error_is_mapped_explicitly() -> None:
         (errors.AuthenticationError("who"), 401, -32021),
         (errors.CapabilityDeniedError("no", missing=["tool:x"]), 403, -32022),
         (errors.PayloadTooLargeError("big"), 413, -32023),
+        (errors.ToolOutputTooLargeError("big", action="a", size_bytes=2, limit_bytes=1), 502, -32005),
         (errors.CallTimeoutError("slow"), 504, -32024),
         (errors.KernelInputError.for_field("agent_id", "missing"), 400, INVALID_PARAMS),
         (errors.KernelStoreError("locked", retryable=True), 503, -32012),
@@ -63,6 +64,7 @@ def test_an_unlisted_subclass_falls_back_to_its_parent() -> None:
         errors.UnknownToolError("unknown tool 'x'"),
         errors.ToolExecutionError("broke", retryable=True),
         errors.AuthenticationError("who are you"),
+        errors.ToolOutputTooLargeError("too big", action="redact_pii", size_bytes=2_000_000, limit_bytes=1 << 20),
     ],
 )
 def test_rebuilt_errors_keep_type_message_and_details(error: errors.ColonyError) -> None:
