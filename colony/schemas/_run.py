@@ -14,6 +14,13 @@ from colony.schemas._patterns import PatternError
 
 __all__ = ["bounded_errors"]
 
+_BUDGET_MESSAGES = {
+    "data": "validating this data against this schema takes more than {steps:,} steps "
+    "(the work grows with schema size times data size); validate smaller parts",
+    "schema": "checking this schema against its draft's meta-schema takes more than {steps:,} steps; "
+    "the schema is too large to check, split it",
+}
+
 
 def bounded_errors(
     validator: Validator,
@@ -42,11 +49,7 @@ def bounded_errors(
             if len(errors) >= max_errors:
                 break
     except BudgetExhausted:
-        raise ValidationRefused(
-            subject,
-            f"validating this {subject} takes more than {run.budget:,} steps "
-            "(the work grows with schema size times data size); validate smaller parts",
-        ) from None
+        raise ValidationRefused(subject, _BUDGET_MESSAGES[subject].format(steps=run.budget)) from None
     except RefCycle as error:
         raise ValidationRefused(
             "schema",

@@ -132,6 +132,8 @@ class JsonSchemaValidate(LocalToolCapability):
 
 
 def _shortened(message: str) -> str:
+    """``message`` with the middle of a long quoted value cut: its start and what is wrong stay."""
     if len(message) <= MAX_MESSAGE_CHARS:
         return message
-    return f"{message[: MAX_MESSAGE_CHARS - 40]}... ({len(message)} characters, shortened)"
+    head, tail = MAX_MESSAGE_CHARS * 6 // 10, MAX_MESSAGE_CHARS * 3 // 10
+    return f"{message[:head]} ... ({len(message) - head - tail} characters cut) ... {message[-tail:]}"
