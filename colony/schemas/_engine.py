@@ -30,9 +30,11 @@ def compiled_validator(schema: Any) -> Validator:
             check within the work budget, or has a pattern RE2 cannot run
             (backreferences, lookaround).
     """
-    check_nesting(schema, "schema")
     try:
         key = json.dumps(schema, sort_keys=True, allow_nan=False, separators=(",", ":"))
+    except RecursionError:
+        check_nesting(schema, "schema")  # deeper than the encoder recurses: far over the cap
+        raise
     except (TypeError, ValueError) as error:
         raise SchemaError(f"not a JSON document: {error}") from None
     if len(key) > MAX_SCHEMA_BYTES:
@@ -49,6 +51,7 @@ def _compiled(schema_json: str) -> Validator:
 
 def _compile(schema: Any) -> Validator:
     """Check ``schema`` (a private copy: it is changed) and build its safe validator."""
+    check_nesting(schema, "schema")
     cls = validator_class(schema)
     check_schema(schema, cls)
     one_dialect(schema, cls)

@@ -38,11 +38,16 @@ class ValidationRefused(ValueError):
 
 
 def check_nesting(value: Any, field: Literal["schema", "data"], limit: int = MAX_NESTING) -> None:
-    """Refuse ``value`` if its arrays and objects nest deeper than ``limit``; without recursion."""
-    pending: list[tuple[Any, int]] = [(value, 1)] if isinstance(value, (dict, list)) else []
-    while pending:
-        item, depth = pending.pop()
+    """Refuse ``value`` if its arrays and objects nest deeper than ``limit``; level by level, without recursion."""
+    level = [value] if isinstance(value, (dict, list)) else []
+    depth = 0
+    while level:
+        depth += 1
         if depth > limit:
             raise ValidationRefused(field, f"{field} nests arrays and objects more than {limit} levels deep")
-        children = item.values() if isinstance(item, dict) else item
-        pending.extend((child, depth + 1) for child in children if isinstance(child, (dict, list)))
+        below = []
+        for item in level:
+            for child in item.values() if isinstance(item, dict) else item:
+                if isinstance(child, (dict, list)):
+                    below.append(child)
+        level = below

@@ -69,6 +69,7 @@ CASES: dict[str, Callable[[], tuple[str, str, dict[str, Any]]]] = {
     "unique_items": lambda: _validate({"uniqueItems": True}, [{"k": i} for i in range(ARGUMENT_CAP // 12)]),
     "schema_times_data": lambda: _validate({"items": {"allOf": [{"type": "integer"}] * 2000}}, [0] * 60_000),
     "meta_schema_check": lambda: _validate({"allOf": [{}] * (ARGUMENT_CAP // 4)}, 1),
+    "slow_format_many_times": lambda: _validate({"allOf": [{"format": "relative-json-pointer"}] * 2000}, "1" * 170_000),
     "amplifier_issue_14": lambda: _redact(text="x@y.io " * (218_000 // 7), replacement="R" * 8000),
     "amplifier_at_the_caps": lambda: _redact(text="a@b.cc " * (ARGUMENT_CAP // 7), replacement="R" * 64),
 }

@@ -84,6 +84,7 @@ def test_unique_items_over_a_gateway_sized_array_gets_its_verdict(outcomes: dict
         ("deep_data", "data", "more than 64 levels deep"),
         ("deep_schema", "schema", "more than 64 levels deep"),
         ("schema_times_data", "data", "takes more than 2,000,000 steps"),
+        ("slow_format_many_times", "data", "takes more than 2,000,000 steps"),
         ("meta_schema_check", "schema", "meta-schema takes more than 2,000,000 steps"),
         ("amplifier_issue_14", "replacement", "at most 64 characters"),
     ],

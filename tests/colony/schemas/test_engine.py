@@ -277,3 +277,12 @@ def test_references_stay_inside_the_schema_even_to_the_meta_schemas() -> None:
     validator = compiled_validator(schema)
     with pytest.raises(Unresolvable):
         bounded_errors(validator, {"not": EVIL_KEY}, max_errors=10)
+
+
+def test_checks_that_walk_long_strings_are_charged_by_length() -> None:
+    # One relative-json-pointer check walks its string in Python; 50 of them over 100,000 digits
+    # would be cheap by count and slow by length.
+    schema = {"allOf": [{"format": "relative-json-pointer"}] * 50}
+    assert messages(schema, "1" * 1000, max_steps=1_000_000) == []
+    with pytest.raises(ValidationRefused, match="takes more than 1,000,000 steps"):
+        messages(schema, "1" * 100_000, max_steps=1_000_000)
