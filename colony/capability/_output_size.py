@@ -22,6 +22,7 @@ DEFAULT_MAX_OUTPUT_BYTES = 1 << 20
 #: Bytes that surely hold a float, a 64-bit int, true, false or null as JSON.
 _SCALAR = 24
 _SMALL_INT = 1 << 63
+_SCALARS = frozenset({float, bool, type(None)})
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
 
 
@@ -32,8 +33,11 @@ def check_output_size(action: str, result: Any, limit: int) -> None:
         ToolOutputTooLargeError: naming the action, the size and the limit.
         ToolOutputError: the result cannot be encoded as JSON at all (a cycle).
     """
-    bound = json_size_bound(result, limit)
-    if bound <= limit:
+    if type(result) is dict:  # the common answer, checked inline: this runs on every call
+        flat = _flat_bound(result)
+        if flat is not None and flat <= limit:
+            return
+    if json_size_bound(result, limit) <= limit:
         return
     size = json_size(result, action)
     if size > limit:
@@ -86,16 +90,17 @@ def json_size_bound(value: Any, limit: int) -> int:
 
 
 def _flat_bound(value: dict[Any, Any]) -> int | None:
-    """The bound of a dict of short scalars and strings, or None when it holds anything else."""
-    total = 2
+    """The bound of a dict of strings and small scalars under string keys, or None when it holds anything else."""
+    chars = 0
     for key, item in value.items():
+        kind = type(item)
         if type(key) is not str:
             return None
-        kind = type(item)
         if kind is str:
-            total += 6 * (len(key) + len(item)) + 6
-        elif kind is float or kind is bool or item is None or (kind is int and -_SMALL_INT < item < _SMALL_INT):
-            total += 6 * len(key) + _SCALAR + 4
+            chars += len(key) + len(item)
+        elif kind in _SCALARS or (kind is int and -_SMALL_INT < item < _SMALL_INT):
+            chars += len(key)
         else:
             return None
-    return total
+    # Each member: quoted key, colon, comma, and a quoted string or a scalar.
+    return 6 * chars + (_SCALAR + 6) * len(value) + 2
