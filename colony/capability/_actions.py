@@ -19,7 +19,7 @@ from griffe import Docstring, DocstringSectionKind
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
-from colony.capability._output_size import check_output_size
+from colony.capability._output_size import check_output_size, typed_dict_bound
 from colony.capability._schema import clean_schema
 from colony.errors import FieldError, ToolInputError, ToolOutputError
 
@@ -57,6 +57,8 @@ class ActionDefinition:
     renamed: Mapping[str, str] = field(default_factory=dict)
     output_adapter: TypeAdapter[Any] | None = None
     output_check: Callable[[Any], None] | None = field(default=None, repr=False)
+    #: A cheap bound of a result's JSON size from its declared TypedDict, when there is one.
+    output_bound: Callable[[Any], int | None] | None = field(default=None, repr=False)
 
     @property
     def summary(self) -> str:
@@ -84,7 +86,9 @@ class ActionDefinition:
     def validate_output(self, result: Any, max_bytes: int | None = None) -> Any:
         """The result, if it is within ``max_bytes`` as JSON and fits the declared output; ToolOutputError otherwise."""
         if max_bytes is not None:
-            check_output_size(self.name, result, max_bytes)
+            bound = self.output_bound(result) if self.output_bound is not None else None
+            if bound is None or bound > max_bytes:
+                check_output_size(self.name, result, max_bytes)
         if self.output_adapter is None and self.output_check is None:
             return result
         if self.output_adapter is not None:
@@ -189,6 +193,7 @@ def define_action(owner: type, attribute: str, method: Callable[..., Any], optio
         docstring_sections=frozenset(section.kind.value for section in sections),
         renamed=renamed,
         output_adapter=output_adapter,
+        output_bound=typed_dict_bound(returns),
     )
 
 

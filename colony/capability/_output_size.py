@@ -11,11 +11,15 @@ cap is encoded. Small results, the common case, cost a short walk.
 from __future__ import annotations
 
 import json
-from typing import Any
+from collections.abc import Callable
+from operator import itemgetter
+from typing import Any, Literal, get_args, get_origin
+
+from typing_extensions import get_type_hints, is_typeddict
 
 from colony.errors import ToolOutputError, ToolOutputTooLargeError
 
-__all__ = ["DEFAULT_MAX_OUTPUT_BYTES", "check_output_size", "json_size", "json_size_bound"]
+__all__ = ["DEFAULT_MAX_OUTPUT_BYTES", "check_output_size", "json_size", "json_size_bound", "typed_dict_bound"]
 
 #: The cap a tool gets unless it declares its own.
 DEFAULT_MAX_OUTPUT_BYTES = 1 << 20
@@ -23,6 +27,8 @@ DEFAULT_MAX_OUTPUT_BYTES = 1 << 20
 _SCALAR = 24
 _SMALL_INT = 1 << 63
 _SCALARS = frozenset({float, bool, type(None)})
+#: Python refuses to print an int of more digits (sys.int_info.str_digits_check_threshold).
+_INT = 4300 + 1
 _ENCODER = json.JSONEncoder(ensure_ascii=False, separators=(",", ":"), default=str)
 
 
@@ -104,3 +110,43 @@ def _flat_bound(value: dict[Any, Any]) -> int | None:
             return None
     # Each member: quoted key, colon, comma, and a quoted string or a scalar.
     return 6 * chars + (_SCALAR + 6) * len(value) + 2
+
+
+def typed_dict_bound(returns: Any) -> Callable[[Any], int | None] | None:
+    """For a TypedDict of strings and scalars, a bound computed from its string fields alone.
+
+    The field names and the scalars are counted once, here; a call then only adds up
+    the lengths of its strings. None for any other return type; the bound itself is
+    None for a result that is not such a dict (the full check then runs).
+    """
+    if not is_typeddict(returns):
+        return None
+    fields = get_type_hints(returns)
+    strings: list[str] = []
+    fixed = 2
+    for name, annotation in fields.items():
+        fixed += 6 * len(name) + 6
+        if annotation is str or (
+            get_origin(annotation) is Literal and all(type(a) is str for a in get_args(annotation))
+        ):
+            strings.append(name)
+        elif annotation in (float, bool):
+            fixed += _SCALAR
+        elif annotation is int:
+            fixed += _INT
+        else:
+            return None
+    count = len(fields)
+    if not strings:
+        return lambda result: fixed if type(result) is dict and len(result) == count else None
+    lengths = itemgetter(*strings) if len(strings) > 1 else (lambda result: (result[strings[0]],))
+
+    def bound(result: Any) -> int | None:
+        try:  # not a dict of these fields: KeyError or TypeError, and the full check runs
+            if len(result) == count:
+                return fixed + 6 * sum(map(len, lengths(result)))
+        except (KeyError, TypeError):
+            pass
+        return None
+
+    return bound

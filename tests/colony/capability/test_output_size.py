@@ -1,14 +1,15 @@
 """Every tool's answer is capped: measured as the JSON the surfaces send, refused past the tool's declared limit."""
 
 import json
-from typing import Any
+from typing import Any, Literal
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from typing_extensions import TypedDict
 
 from colony.capability import AgentCapability, LocalToolCapability, action_executor
-from colony.capability._output_size import DEFAULT_MAX_OUTPUT_BYTES, json_size, json_size_bound
+from colony.capability._output_size import DEFAULT_MAX_OUTPUT_BYTES, json_size, json_size_bound, typed_dict_bound
 from colony.errors import ToolOutputError, ToolOutputTooLargeError
 from colony.spec import ToolSpec
 
@@ -161,3 +162,59 @@ def test_a_capability_that_is_no_tool_is_not_capped() -> None:
 
     assert Notes.max_output_bytes is None
     assert len(Notes().read()) == 2 << 20
+
+
+class Reading(TypedDict):
+    label: str
+    unit: Literal["mm", "km"]
+    value: float
+    count: int
+    ok: bool
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(), st.sampled_from(["mm", "km"]), st.floats(), st.integers(-(10**80), 10**80), st.booleans())
+def test_a_typed_dict_is_bounded_from_its_strings_alone(
+    label: str, unit: str, value: float, count: int, ok: bool
+) -> None:
+    bound = typed_dict_bound(Reading)
+    assert bound is not None
+    reading = {"label": label, "unit": unit, "value": value, "count": count, "ok": ok}
+    assert bound(reading) >= wire_size(reading)
+
+
+def test_a_typed_dict_bound_gives_up_on_anything_else() -> None:
+    bound = typed_dict_bound(Reading)
+    assert bound is not None
+    assert bound({"label": "x"}) is None
+    assert bound(["label", "unit", "value", "count", "ok"]) is None
+    assert bound("12345") is None
+    assert typed_dict_bound(dict[str, Any]) is None
+
+    class Nested(TypedDict):
+        items: list[str]
+
+    assert typed_dict_bound(Nested) is None
+
+
+class Labels(LocalToolCapability):
+    spec = ToolSpec(name="labels", capabilities=("label",))
+    max_output_bytes = 1000
+
+    @action_executor
+    def label(self, *, text: str) -> Reading:
+        """Label.
+
+        Args:
+            text: The label.
+
+        Returns:
+            A reading.
+        """
+        return {"label": text, "unit": "mm", "value": 1.0, "count": 1, "ok": True}
+
+
+def test_a_typed_dict_answer_over_the_cap_is_still_refused() -> None:
+    assert Labels().label(text="x" * 10)["label"] == "x" * 10
+    with pytest.raises(ToolOutputTooLargeError, match="capped at 1,000 bytes"):
+        Labels().label(text="x" * 1000)
