@@ -54,6 +54,8 @@ class ToolCapability(AgentCapability):
     #: send); a larger one is refused with ToolOutputTooLargeError. A tool whose own caps
     #: allow more declares its own limit.
     max_output_bytes: ClassVar[int | None] = DEFAULT_MAX_OUTPUT_BYTES
+    #: Whether actions run isolated from the host (a sandbox container, a Batch job): the gate reads it.
+    isolated: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
