@@ -4,6 +4,7 @@
     ├── ToolError                  a call to a tool went wrong
     │   ├── ToolInputError         the caller sent bad arguments (also a ValueError)
     │   ├── ToolOutputError        the tool answered outside its declared schema
+    │   │   └── ToolOutputTooLargeError  the answer is over the tool's declared size cap
     │   ├── UnknownToolError       no such tool in the catalog or on the agent
     │   ├── UnknownActionError     the tool has no such action
     │   ├── ToolExecutionError     the tool ran and failed; ``retryable`` says if a
@@ -96,6 +97,7 @@ __all__ = [
     "ToolExecutionError",
     "ToolInputError",
     "ToolOutputError",
+    "ToolOutputTooLargeError",
     "UngatedActionError",
     "UnknownActionError",
     "UnknownSandboxRoleError",
@@ -209,6 +211,24 @@ class ToolInputError(ToolError, ValueError):
 
 class ToolOutputError(ToolError):
     """The tool answered with something its declared output schema does not allow."""
+
+
+class ToolOutputTooLargeError(ToolOutputError):
+    """The tool's answer, encoded as JSON, is over the size cap its capability declares."""
+
+    def __init__(self, message: str, *, action: str, size_bytes: int, limit_bytes: int) -> None:
+        super().__init__(message)
+        self.action = action
+        self.size_bytes = size_bytes
+        self.limit_bytes = limit_bytes
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            **super().to_dict(),
+            "action": self.action,
+            "size_bytes": self.size_bytes,
+            "limit_bytes": self.limit_bytes,
+        }
 
 
 class UnknownToolError(ToolError, LookupError):

@@ -19,6 +19,7 @@ from griffe import Docstring, DocstringSectionKind
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, create_model
 from pydantic.fields import FieldInfo
 
+from colony.capability._output_size import check_output_size, typed_dict_bound
 from colony.capability._schema import clean_schema
 from colony.errors import FieldError, ToolInputError, ToolOutputError, field_errors, summarize
 
@@ -56,6 +57,8 @@ class ActionDefinition:
     renamed: Mapping[str, str] = field(default_factory=dict)
     output_adapter: TypeAdapter[Any] | None = None
     output_check: Callable[[Any], None] | None = field(default=None, repr=False)
+    #: A cheap bound of a result's JSON size from its declared TypedDict, when there is one.
+    output_bound: Callable[[Any], int | None] | None = field(default=None, repr=False)
 
     @property
     def summary(self) -> str:
@@ -80,8 +83,12 @@ class ActionDefinition:
             values = {self.renamed.get(key, key): value for key, value in values.items()}
         return values
 
-    def validate_output(self, result: Any) -> Any:
-        """The result, if it fits the declared output; ToolOutputError otherwise."""
+    def validate_output(self, result: Any, max_bytes: int | None = None) -> Any:
+        """The result, if it is within ``max_bytes`` as JSON and fits the declared output; ToolOutputError otherwise."""
+        if max_bytes is not None:
+            bound = self.output_bound(result) if self.output_bound is not None else None
+            if bound is None or bound > max_bytes:
+                check_output_size(self.name, result, max_bytes)
         if self.output_adapter is None and self.output_check is None:
             return result
         if self.output_adapter is not None:
@@ -186,6 +193,7 @@ def define_action(owner: type, attribute: str, method: Callable[..., Any], optio
         docstring_sections=frozenset(section.kind.value for section in sections),
         renamed=renamed,
         output_adapter=output_adapter,
+        output_bound=typed_dict_bound(returns),
     )
 
 
@@ -215,7 +223,7 @@ def validating_wrapper(name: str, method: Callable[..., Any]) -> Callable[..., A
                 result = await method(self, **values)
             except ToolInputError as error:
                 raise error.with_action(name) from None
-            return definition.validate_output(result)
+            return definition.validate_output(result, self.max_output_bytes)
 
         return run_async
 
@@ -228,7 +236,7 @@ def validating_wrapper(name: str, method: Callable[..., Any]) -> Callable[..., A
             result = method(self, **values)
         except ToolInputError as error:
             raise error.with_action(name) from None
-        return definition.validate_output(result)
+        return definition.validate_output(result, self.max_output_bytes)
 
     return run
 

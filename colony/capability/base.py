@@ -46,6 +46,8 @@ class AgentCapability:
 
     __colony_actions__: ClassVar[Mapping[str, ActionDefinition]] = MappingProxyType({})
     side_effecting: ClassVar[bool] = False
+    #: Largest answer an action may give, as compact UTF-8 JSON; None leaves it uncapped.
+    max_output_bytes: ClassVar[int | None] = None
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 from typing_extensions import TypedDict
 
 from colony.capability._actions import action_executor
+from colony.capability._output_size import DEFAULT_MAX_OUTPUT_BYTES
 from colony.capability._schema import clean_schema, schema_mismatches
 from colony.capability.base import AgentCapability
 from colony.errors import ToolOutputError
@@ -49,11 +50,18 @@ class ToolCapability(AgentCapability):
     #: For a side-effecting action, the action that undoes it: ``{"write_entry": "delete_entry"}``.
     #: The undo action is called with the arguments of the original call that it declares.
     rollback_actions: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    #: Largest answer an action may give, as compact UTF-8 JSON (what the gateway and MCP
+    #: send); a larger one is refused with ToolOutputTooLargeError. A tool whose own caps
+    #: allow more declares its own limit.
+    max_output_bytes: ClassVar[int | None] = DEFAULT_MAX_OUTPUT_BYTES
     #: Whether actions run isolated from the host (a sandbox container, a Batch job): the gate reads it.
     isolated: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        limit = cls.max_output_bytes
+        if limit is None or isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
+            raise TypeError(f"{cls.__qualname__}.max_output_bytes must be a positive int (bytes), not {limit!r}")
         if inspect.isabstract(cls) or cls.__dict__.get("__abstract_tool__", False):
             return
         spec = getattr(cls, "spec", None)

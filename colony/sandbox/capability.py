@@ -28,6 +28,15 @@ __all__ = ["MAX_STDIN_BYTES", "SandboxToolCapability"]
 MAX_STDIN_BYTES = 8 << 20
 
 
+def sandbox_output_bytes(output_limit_bytes: int) -> int:
+    """The most JSON a sandbox result can take, so its own output limit is what cuts it.
+
+    stdout, stderr and the output files are each at most ``output_limit_bytes``;
+    every byte is at worst a 6-byte escape; the other fields fit in 64 KiB.
+    """
+    return 3 * 6 * output_limit_bytes + (64 << 10)
+
+
 class SandboxToolCapability(ToolCapability):
     """A tool that runs inside a Docker container of its ``sandbox_image_role``."""
 
@@ -44,7 +53,9 @@ class SandboxToolCapability(ToolCapability):
         role = getattr(cls, "sandbox_image_role", None)
         if not isinstance(role, str) or not role:
             raise TypeError(f"{cls.__qualname__} must declare `sandbox_image_role: ClassVar[str]` (an image role name)")
-        overrides_of(cls.spec)  # a bad spec.extra["sandbox"] fails at import, naming the key
+        overrides = overrides_of(cls.spec)  # a bad spec.extra["sandbox"] fails at import, naming the key
+        if "max_output_bytes" not in cls.__dict__:
+            cls.max_output_bytes = sandbox_output_bytes(overrides.output_limit_bytes)
 
     def __init__(self, *, session: SandboxSession | None = None) -> None:
         super().__init__()

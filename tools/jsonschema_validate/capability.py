@@ -10,11 +10,13 @@ from referencing.exceptions import Unresolvable
 from typing_extensions import TypedDict
 
 from colony import LocalToolCapability, ToolInputError, ToolSpec, action_executor
-from colony.capability import compiled_validator
+from colony.schemas import ValidationRefused, bounded_errors, compiled_validator
 from colony.spec import CostModel, Licensing, ResourceRequirements
 
 #: At most this many errors are listed; ``valid`` is false whenever there is one.
 MAX_ERRORS = 100
+#: A longer error message (they quote the value at fault) is cut to this many characters.
+MAX_MESSAGE_CHARS = 1000
 
 INPUTS_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -67,7 +69,7 @@ class JsonSchemaValidate(LocalToolCapability):
 
     spec = ToolSpec(
         name="jsonschema_validate",
-        version="1.1.2",
+        version="1.2.0",
         description="Validate data against a JSON Schema with detailed error messages.",
         capabilities=("validate_json",),
         inputs_schema=INPUTS_SCHEMA,
@@ -94,6 +96,8 @@ class JsonSchemaValidate(LocalToolCapability):
         The draft is the one the schema's `$schema` names (draft 3 to 2020-12),
         2020-12 when it names none. Formats (email, ipv4, date-time, ...) are
         checked. `$ref`s resolve within the schema only; nothing is fetched.
+        Patterns (`pattern`, `patternProperties`, `format: regex`) run on RE2 in
+        linear time: backreferences and lookaround are refused, not run.
 
         Args:
             schema: JSON Schema to validate against.
@@ -103,17 +107,17 @@ class JsonSchemaValidate(LocalToolCapability):
             {"valid": bool, "errors": [message, ...], "error_details": [{"path", "message"}, ...]}:
             messages are worded by the jsonschema library ("'email' is a required
             property"); each detail adds the JSON path of the value at fault ("$.user.age").
-            At most 100 errors are listed. A schema that is itself invalid, names an
-            unknown `$schema` or has an unresolvable `$ref` is an input error on `schema`,
-            never a verdict on the data.
+            At most 100 errors are listed, each message at most 1000 characters. A schema
+            that is itself invalid, names an unknown `$schema`, has an unresolvable or
+            looping `$ref` or a pattern RE2 cannot run is an input error on `schema`, never
+            a verdict on the data. So is a schema over 1 MiB or nested over 64 levels; data
+            nested over 64 levels, or too big to check against the schema within the work
+            cap (2,000,000 steps, about schema size x data size), is an input error on `data`.
         """
         try:
-            validator = compiled_validator(schema)
-            errors = []
-            for error in validator.iter_errors(data):
-                errors.append(ErrorDetail(path=error.json_path, message=error.message))
-                if len(errors) == MAX_ERRORS:
-                    break
+            found = bounded_errors(compiled_validator(schema), data, max_errors=MAX_ERRORS)
+        except ValidationRefused as error:
+            raise ToolInputError.for_field(error.field, error.message) from None
         except SchemaError as error:
             where = "/".join(str(part) for part in error.path) or "<root>"
             raise ToolInputError.for_field(
@@ -123,4 +127,13 @@ class JsonSchemaValidate(LocalToolCapability):
             raise ToolInputError.for_field(
                 "schema", f"schema has a $ref that does not resolve (only refs within the schema are followed): {error}"
             ) from None
+        errors = [ErrorDetail(path=error.json_path, message=_shortened(error.message)) for error in found]
         return Validation(valid=not errors, errors=[detail["message"] for detail in errors], error_details=errors)
+
+
+def _shortened(message: str) -> str:
+    """``message`` with the middle of a long quoted value cut: its start and what is wrong stay."""
+    if len(message) <= MAX_MESSAGE_CHARS:
+        return message
+    head, tail = MAX_MESSAGE_CHARS * 6 // 10, MAX_MESSAGE_CHARS * 3 // 10
+    return f"{message[:head]} ... ({len(message) - head - tail} characters cut) ... {message[-tail:]}"

@@ -180,7 +180,12 @@ class MagerSumnerShieldingCapability(LocalToolCapability):
                 f"gaps_mm has {len(gaps)} values for {len(layers_mm)} layers",
                 expected=f"{len(layers_mm) - 1} values, one between each pair of layers",
             )
-        factor, outer_radius = shielding_factor(layers_mm, relative_permeability, inner_radius_mm, gaps)
+        try:
+            factor, outer_radius = shielding_factor(layers_mm, relative_permeability, inner_radius_mm, gaps)
+        except OverflowError:  # float ** raises where + and * give inf
+            factor, outer_radius = math.inf, 0.0
+        if not math.isfinite(outer_radius):
+            raise ToolInputError.for_field("layers_mm", "the shield's outer radius overflows a float")
         if not math.isfinite(factor):
             raise ToolInputError.for_field("relative_permeability", "the shielding factor overflows a float")
         return Shielding(shielding_factor=factor, shielding_db=20.0 * math.log10(factor), outer_radius_mm=outer_radius)

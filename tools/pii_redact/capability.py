@@ -18,6 +18,11 @@ PiiType = Literal["email", "phone", "ssn", "credit_card", "ipv4"]
 PII_TYPES: tuple[PiiType, ...] = ("email", "phone", "ssn", "credit_card", "ipv4")
 #: Longest text accepted, in characters (about 10 MB of ASCII).
 MAX_TEXT_CHARS = 10_000_000
+#: Longest replacement accepted: each redacted value (6 characters at least) becomes this.
+MAX_REPLACEMENT_CHARS = 64
+#: Longest redacted text returned. Without it a short replacement-heavy text amplifies:
+#: a value every 7 characters, each replaced by 64, is a 9x longer answer.
+MAX_REDACTED_CHARS = MAX_TEXT_CHARS
 
 _OCTET = r"(?:25[0-5]|2[0-4][0-9]|1[0-9]{2}|[1-9]?[0-9])"
 _EMAIL_DOMAIN = r"@[A-Za-z0-9.-]+\.[A-Za-z]{2,}\b"
@@ -51,6 +56,7 @@ INPUTS_SCHEMA: dict[str, Any] = {
             "type": "string",
             "description": "Replacement text for redacted content",
             "default": "[REDACTED]",
+            "maxLength": MAX_REPLACEMENT_CHARS,
         },
         "redact_ssns": {
             "type": "boolean",
@@ -217,7 +223,7 @@ class PiiRedact(LocalToolCapability):
 
     spec = ToolSpec(
         name="pii_redact",
-        version="1.1.1",
+        version="1.2.0",
         description="Redact personally identifiable information (PII) from text using regex patterns. "
         "Heuristic: emails and US phone numbers, optionally SSNs, card numbers and IPv4 addresses.",
         domain="privacy",
@@ -229,6 +235,9 @@ class PiiRedact(LocalToolCapability):
         licensing=Licensing.MIT,
         policy_tags=("pii", "privacy", "pure", "no_network"),
     )
+    #: The longest redacted text, every character at worst a 6-byte JSON escape, plus the
+    #: redactions list: the largest answer the tool's own caps allow fits.
+    max_output_bytes = 64 << 20
 
     def _domain_tags(self) -> frozenset[str]:
         return frozenset({"pii", "redaction"})
@@ -240,7 +249,9 @@ class PiiRedact(LocalToolCapability):
         text: Annotated[str, Field(description="Text to redact PII from")],
         redact_emails: Annotated[bool, Field(description="Whether to redact email addresses")] = True,
         redact_phones: Annotated[bool, Field(description="Whether to redact phone numbers")] = True,
-        replacement: Annotated[str, Field(description="Replacement text for redacted content")] = "[REDACTED]",
+        replacement: Annotated[
+            str, Field(max_length=MAX_REPLACEMENT_CHARS, description="Replacement text for redacted content")
+        ] = "[REDACTED]",
         redact_ssns: Annotated[bool, Field(description="Whether to redact US Social Security numbers")] = False,
         redact_credit_cards: Annotated[
             bool, Field(description="Whether to redact Luhn-valid payment card numbers")
@@ -258,7 +269,7 @@ class PiiRedact(LocalToolCapability):
             text: Text to redact PII from, up to 10,000,000 characters.
             redact_emails: Whether to redact email addresses.
             redact_phones: Whether to redact phone numbers.
-            replacement: Replacement text for each redacted value.
+            replacement: Replacement text for each redacted value, at most 64 characters.
             redact_ssns: Whether to redact US Social Security numbers (off by default).
             redact_credit_cards: Whether to redact payment card numbers (off by default).
             redact_ipv4: Whether to redact IPv4 addresses (off by default).
@@ -266,7 +277,9 @@ class PiiRedact(LocalToolCapability):
         Returns:
             {"redacted_text": the text with each value replaced, "redactions":
             [{"type": "email"|"phone"|"ssn"|"credit_card"|"ipv4", "count": n}, ...]}
-            listing only the types found, in that order. A longer text is an input error.
+            listing only the types found, in that order. A longer text or replacement is an
+            input error, and so is a replacement that would make the redacted text longer
+            than 10,000,000 characters.
         """
         if len(text) > MAX_TEXT_CHARS:
             raise ToolInputError.for_field(
@@ -279,10 +292,12 @@ class PiiRedact(LocalToolCapability):
             "credit_card": redact_credit_cards,
             "ipv4": redact_ipv4,
         }
+        findings = find_pii(text, tuple(kind for kind in PII_TYPES if wanted[kind]))
+        _check_redacted_length(text, findings, replacement)
         counts = dict.fromkeys(PII_TYPES, 0)
         pieces: list[str] = []
         cursor = 0
-        for finding in find_pii(text, tuple(kind for kind in PII_TYPES if wanted[kind])):
+        for finding in findings:
             pieces += (text[cursor : finding["start"]], replacement)
             cursor = finding["end"]
             counts[finding["type"]] += 1
@@ -293,3 +308,16 @@ class PiiRedact(LocalToolCapability):
             "redactions": [{"type": kind, "count": count} for kind, count in counts.items() if count],
         }
         return result
+
+
+def _check_redacted_length(text: str, findings: list[Finding], replacement: str) -> None:
+    """Refuse, before building it, a redacted text longer than MAX_REDACTED_CHARS."""
+    removed = sum(finding["end"] - finding["start"] for finding in findings)
+    length = len(text) - removed + len(findings) * len(replacement)
+    if length > MAX_REDACTED_CHARS:
+        raise ToolInputError.for_field(
+            "replacement",
+            f"the redacted text would be {length:,} characters ({len(findings):,} values, each replaced by "
+            f"{len(replacement)} characters); at most {MAX_REDACTED_CHARS:,} are returned",
+            expected="a shorter replacement",
+        )

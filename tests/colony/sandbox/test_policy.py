@@ -67,3 +67,25 @@ def test_a_role_is_required() -> None:
             async def go(self) -> dict[str, Any]:
                 """Go."""
                 return {}
+
+
+def test_the_output_cap_follows_the_sandbox_output_limit() -> None:
+    from colony.sandbox.capability import sandbox_output_bytes
+    from tools.shell_exec import ShellExec
+
+    class Wide(SandboxToolCapability):
+        spec = _spec(extra={"sandbox": {"output_limit_bytes": 4 << 20}})
+        sandbox_image_role = "busybox"
+
+        @action_executor
+        async def go(self) -> dict[str, Any]:
+            """Go."""
+            return {}
+
+    class Declared(Wide):
+        max_output_bytes = 5000
+
+    # Three streams at the limit, every byte a 6-byte JSON escape: the sandbox's own cut comes first.
+    assert Wide.max_output_bytes == sandbox_output_bytes(4 << 20) == 3 * 6 * (4 << 20) + (64 << 10)
+    assert ShellExec.max_output_bytes == sandbox_output_bytes(1 << 20)
+    assert Declared.max_output_bytes == 5000

@@ -42,6 +42,7 @@ def test_every_colony_error_is_mapped_explicitly() -> None:
         (errors.AuthenticationError("who"), 401, -32021),
         (errors.CapabilityDeniedError("no", missing=["tool:x"]), 403, -32022),
         (errors.PayloadTooLargeError("big"), 413, -32023),
+        (errors.ToolOutputTooLargeError("big", action="a", size_bytes=2, limit_bytes=1), 502, -32005),
         (errors.CallTimeoutError("slow"), 504, -32024),
         (errors.KernelInputError.for_field("agent_id", "missing"), 400, INVALID_PARAMS),
         (errors.KernelStoreError("locked", retryable=True), 503, -32012),
@@ -71,6 +72,7 @@ def test_an_unlisted_subclass_falls_back_to_its_parent() -> None:
         errors.UnknownToolError("unknown tool 'x'"),
         errors.ToolExecutionError("broke", retryable=True),
         errors.AuthenticationError("who are you"),
+        errors.ToolOutputTooLargeError("too big", action="redact_pii", size_bytes=2_000_000, limit_bytes=1 << 20),
         errors.RateLimitedError("slow down", retry_after_seconds=2.5),
     ],
 )
@@ -108,6 +110,8 @@ def sample(cls: type[errors.ColonyError]) -> errors.ColonyError:
         "operation": "GetObject",
         "status_code": 409,
         "retry_after_seconds": 2.5,
+        "size_bytes": 2_000_000,
+        "limit_bytes": 1 << 20,
     }
     if cls is errors.HPCLimitError:
         return cls(["min_vcpus 64 exceeds max_vcpus 16"])

@@ -154,7 +154,52 @@ async def test_null_data_is_data(tool):
 
 def test_spec_carries_the_seed_identity():
     spec = JsonSchemaValidate.spec
-    assert (spec.tool_id, spec.version, spec.deterministic) == ("tool:jsonschema_validate", "1.1.2", True)
+    assert (spec.tool_id, spec.version, spec.deterministic) == ("tool:jsonschema_validate", "1.2.0", True)
     assert spec.policy_tags == ("validation", "pure", "deterministic", "no_network")
     assert spec.required_capabilities == ("tool:jsonschema_validate",)
     assert JsonSchemaValidate.actions()["validate_json"].input_schema == spec.inputs_schema
+
+
+def nested_list(depth):
+    value = []
+    for _ in range(depth - 1):
+        value = [value]
+    return value
+
+
+async def test_a_backtracking_bomb_gets_its_verdict(tool):
+    result = await validate(tool, {"pattern": "^(a+)+$"}, "a" * 30 + "!")
+    assert result["valid"] is False
+    assert result["error_details"] == [{"path": "$", "message": f"{'a' * 30 + '!'!r} does not match '^(a+)+$'"}]
+
+
+@pytest.mark.parametrize(
+    ("schema", "data", "field", "message"),
+    [
+        ({"pattern": "(a)\\1"}, "aa", "schema", "pattern '(a)\\\\1': backreference '\\1' cannot run in linear time"),
+        ({"patternProperties": {"(?=x)": {}}}, {}, "schema", "patternProperties '(?=x)': lookaround '(?='"),
+        ({"format": "regex"}, "(" * 5000, "data", "format 'regex'"),
+        ({"$ref": "#"}, 1, "schema", "$ref '#' leads back to a schema already checking the same value"),
+        ({"$defs": {"a": {"$ref": "#/$defs/a"}}, "items": {"$ref": "#/$defs/a"}}, [1], "schema", "leads back"),
+        ({"type": "array"}, nested_list(70), "data", "nests arrays and objects more than 64"),
+    ],
+)
+async def test_hostile_input_is_an_input_error_on_the_field_at_fault(tool, schema, data, field, message):
+    with pytest.raises(ToolInputError) as caught:
+        await validate(tool, schema, data)
+    assert [error.field for error in caught.value.errors] == [field]
+    assert message in caught.value.errors[0].message
+    assert caught.value.action == "validate_json"
+
+
+async def test_a_pattern_that_is_no_regex_in_data_is_a_verdict(tool):
+    result = await validate(tool, {"format": "regex"}, "(unclosed")
+    assert result["errors"] == ["'(unclosed' is not a 'regex'"]
+
+
+async def test_long_messages_are_shortened(tool):
+    big = ["x" * 50] * 100
+    result = await validate(tool, {"type": "object"}, big)
+    (message,) = result["errors"]
+    assert len(message) <= 1000 and "characters cut) ..." in message
+    assert message.startswith("['xxxx") and message.endswith("'] is not of type 'object'")

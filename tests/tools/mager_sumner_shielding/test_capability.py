@@ -152,6 +152,22 @@ async def test_bad_input_names_the_field(tool, arguments, field, message):
     assert message in errors[field]
 
 
+@pytest.mark.parametrize(
+    ("arguments", "field"),
+    [
+        (
+            {"layers_mm": [1e300] * 16, "relative_permeability": [1e300] * 16, "inner_radius_mm": 1e-300},
+            "relative_permeability",
+        ),
+        ({"layers_mm": [1e308] * 4, "relative_permeability": [1.0] * 4, "inner_radius_mm": 1e308}, "layers_mm"),
+    ],
+)
+async def test_numbers_too_large_for_a_float_are_an_input_error(tool, arguments, field):
+    with pytest.raises(ToolInputError, match="overflows a float") as caught:
+        await shield(tool, **arguments)
+    assert [error.field for error in caught.value.errors] == [field]
+
+
 def test_spec_follows_the_seed_sketch():
     spec = MagerSumnerShieldingCapability.spec
     assert (spec.name, spec.domain, spec.capabilities) == (

@@ -6,7 +6,14 @@ import pytest
 from colony import ToolInputError
 from tests.data.make_pii_corpus import build
 from tools.pii_redact import PiiRedact
-from tools.pii_redact.capability import PATTERNS, PII_TYPES, find_pii, luhn_valid
+from tools.pii_redact.capability import (
+    MAX_REDACTED_CHARS,
+    MAX_REPLACEMENT_CHARS,
+    PATTERNS,
+    PII_TYPES,
+    find_pii,
+    luhn_valid,
+)
 
 
 @pytest.fixture
@@ -186,6 +193,7 @@ def test_fast_path_finds_what_the_patterns_find():
         ({}, "text", "required argument is missing"),
         ({"text": "x", "redact_emails": "yes"}, "redact_emails", "valid boolean"),
         ({"text": "x", "replacement": 0}, "replacement", "valid string"),
+        ({"text": "x", "replacement": "#" * 65}, "replacement", "at most 64 characters"),
         ({"text": "x", "redact_names": True}, "redact_names", "unexpected argument"),
     ],
 )
@@ -200,9 +208,33 @@ async def test_oversized_text_is_refused(tool):
         await redact(tool, text="a" * 10_000_001)
 
 
+async def test_the_longest_replacement_is_accepted(tool):
+    replacement = "#" * MAX_REPLACEMENT_CHARS
+    result = await redact(tool, text="a@b.cc and 555-1234", replacement=replacement)
+    assert result["redacted_text"] == f"{replacement} and {replacement}"
+
+
+async def test_a_redacted_text_that_would_outgrow_the_cap_is_refused_before_it_is_built(tool):
+    # Seven characters per address, each replaced by 64: about nine times the text.
+    text = "a@b.cc " * (MAX_REDACTED_CHARS // 64 + 1)
+    with pytest.raises(ToolInputError) as caught:
+        await redact(tool, text=text, replacement="#" * 64)
+    (error,) = caught.value.errors
+    assert error.field == "replacement" and error.expected == "a shorter replacement"
+    assert f"at most {MAX_REDACTED_CHARS:,} are returned" in error.message
+    assert (await redact(tool, text=text, replacement="#"))["redactions"] == [
+        {"type": "email", "count": MAX_REDACTED_CHARS // 64 + 1}
+    ]
+
+
+def test_the_declared_output_cap_holds_the_largest_answer_the_input_caps_allow():
+    # Every character of the longest redacted text a 6-byte JSON escape, plus the redactions list.
+    assert PiiRedact.max_output_bytes >= MAX_REDACTED_CHARS * 6 + 1024
+
+
 def test_spec_carries_the_seed_identity():
     spec = PiiRedact.spec
-    assert (spec.tool_id, spec.version, spec.deterministic) == ("tool:pii_redact", "1.1.1", True)
+    assert (spec.tool_id, spec.version, spec.deterministic) == ("tool:pii_redact", "1.2.0", True)
     assert spec.policy_tags == ("pii", "privacy", "pure", "no_network")
     assert spec.required_capabilities == ("tool:pii_redact",)
     assert PiiRedact.actions()["redact_pii"].input_schema == spec.inputs_schema

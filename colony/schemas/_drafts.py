@@ -1,13 +1,7 @@
-"""JSON Schema documents: the draft a schema declares, and validators compiled once.
-
-A schema is checked and compiled (in the draft its ``$schema`` names; 2020-12 when it
-names none) once, then served from a cache keyed by its canonical JSON.
-"""
+"""The JSON Schema draft a schema declares in ``$schema``."""
 
 from __future__ import annotations
 
-import json
-from functools import lru_cache
 from typing import Any
 
 from jsonschema import (
@@ -21,7 +15,7 @@ from jsonschema import (
 from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
 
-__all__ = ["compiled_validator", "validator_class"]
+__all__ = ["validator_class"]
 
 
 _DRAFTS: dict[str, type[Validator]] = {
@@ -51,24 +45,3 @@ def validator_class(schema: Any) -> type[Validator]:
         known = ", ".join(sorted(_DRAFTS))
         raise SchemaError(f"unknown $schema {declared!r} (known dialects: {known})")
     return cls
-
-
-@lru_cache(maxsize=256)
-def _compiled(schema_json: str) -> Validator:
-    schema = json.loads(schema_json)
-    cls = validator_class(schema)
-    cls.check_schema(schema)
-    return cls(schema, format_checker=cls.FORMAT_CHECKER)
-
-
-def compiled_validator(schema: Any) -> Validator:
-    """A checked validator for ``schema`` (draft from ``$schema``), compiled once per distinct schema.
-
-    Raises:
-        SchemaError: ``schema`` is not a valid schema of its draft, or not JSON at all.
-    """
-    try:
-        key = json.dumps(schema, sort_keys=True, allow_nan=False)
-    except (TypeError, ValueError) as error:
-        raise SchemaError(f"not a JSON document: {error}") from None
-    return _compiled(key)
