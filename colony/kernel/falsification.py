@@ -15,6 +15,7 @@ from typing import Any
 
 from colony.errors import KernelInputError
 from colony.kernel.actions import ActionKind, classify_action, segments
+from colony.kernel.checks import check_estimate, parse_json_object
 from colony.kernel.dangers import find_danger
 from colony.kernel.models import (
     AttackVector,
@@ -22,8 +23,6 @@ from colony.kernel.models import (
     FalsificationFinding,
     FalsificationReport,
     Severity,
-    check_estimate,
-    parse_json_object,
 )
 from colony.kernel.plan_fields import check_plan_fields
 

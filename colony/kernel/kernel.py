@@ -19,6 +19,7 @@ from sqlalchemy import Connection
 from colony.errors import AttestationError, FieldError, KernelInputError
 from colony.kernel.actions import ActionKind, resolve_kind
 from colony.kernel.attestation import Attestor, Claims, load_secret
+from colony.kernel.checks import check_name
 from colony.kernel.consequences import ConsequenceMemory
 from colony.kernel.falsification import FalsificationWorker
 from colony.kernel.gate import ActuationGate, GateInputs, pressure
@@ -41,7 +42,6 @@ from colony.kernel.models import (
     RecordOutcomeRequest,
     SignalSource,
     SignalType,
-    check_text,
 )
 from colony.kernel.pheromones import Deposit, PheromoneStore
 from colony.kernel.proposals import new_proposal_id, read_for_gate, store_proposal
@@ -64,14 +64,6 @@ def _coerce(model: type[M], value: M | Mapping[str, Any], field: str = "request"
     if isinstance(value, Mapping):
         return model.model_validate(dict(value))
     raise KernelInputError.for_field(field, f"{type(value).__name__} given", expected=f"a {model.__name__} or a dict")
-
-
-def _text(value: Any, field: str, max_length: int) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise KernelInputError.for_field(field, f"{value!r} given", expected="a non-empty string")
-    if len(value) > max_length:
-        raise KernelInputError.for_field(field, f"{len(value)} characters", expected=f"at most {max_length}")
-    return check_text(value, field)
 
 
 def _signal_type(value: Any) -> SignalType:
@@ -320,7 +312,7 @@ class ColonyKernel:
 
     def agent_profile(self, agent_id: str) -> AgentProfile:
         """The agent's profile; an unknown agent gets a SANDBOX profile with trust 0.1 (created, as seed 001 says)."""
-        agent_id = _text(agent_id, "agent_id", 256)
+        agent_id = check_name(agent_id, "agent_id", 256)
         now = self.clock()
 
         def work(connection: Connection) -> AgentProfile:
@@ -333,7 +325,7 @@ class ColonyKernel:
 
     def find_profile(self, agent_id: str) -> AgentProfile | None:
         """The agent's profile, or None for an agent the kernel has never seen (extension: creates nothing)."""
-        agent_id = _text(agent_id, "agent_id", 256)
+        agent_id = check_name(agent_id, "agent_id", 256)
 
         def work(connection: Connection) -> AgentProfile | None:
             row = self.roles.get(connection, agent_id)
@@ -343,7 +335,7 @@ class ColonyKernel:
 
     def proposal_counts(self, agent_id: str) -> ProposalCounts:
         """The agent's proposals by state: total = accepted + rejected + held (extension; creates nothing)."""
-        agent_id = _text(agent_id, "agent_id", 256)
+        agent_id = check_name(agent_id, "agent_id", 256)
         row = self.store.run(lambda connection: self.roles.get(connection, agent_id), write=False)
         counts = row.counts if row is not None else None
         return ProposalCounts(
@@ -356,12 +348,12 @@ class ColonyKernel:
 
     def consequence_log(self, agent_id: str) -> list[ConsequenceRecord]:
         """Every consequence the agent reported, oldest first (extension, for audits)."""
-        agent_id = _text(agent_id, "agent_id", 256)
+        agent_id = check_name(agent_id, "agent_id", 256)
         return self.store.run(lambda connection: ConsequenceMemory.all_for(connection, agent_id), write=False)
 
     def set_trust(self, agent_id: str, trust: float) -> AgentProfile:
         """Set an agent's trust, and so its role (extension: an operator's override)."""
-        agent_id = _text(agent_id, "agent_id", 256)
+        agent_id = check_name(agent_id, "agent_id", 256)
         if isinstance(trust, bool) or not isinstance(trust, int | float) or not 0.0 <= trust <= 1.0:
             raise KernelInputError.for_field("trust", f"{trust!r} given", expected="a number in [0, 1]")
         now = self.clock()
@@ -382,7 +374,7 @@ class ColonyKernel:
 
     def pheromone_query(self, location: str, signal_type: SignalType | str) -> list[ColonySignal]:
         """The live trace at (location, signal_type): zero or one signal."""
-        location = _text(location, "location", 1024)
+        location = check_name(location, "location", 1024)
         kind = _signal_type(signal_type)
         return self.store.run(lambda connection: self.pheromones.sense(connection, location, kind), write=False)
 
@@ -397,7 +389,7 @@ class ColonyKernel:
         evidence: dict[str, Any] | None = None,
     ) -> ColonySignal:
         """Lay or reinforce a trace (extension: for people, scanners and runtimes that sense trouble)."""
-        location = _text(location, "location", 1024)
+        location = check_name(location, "location", 1024)
         kind = _signal_type(signal_type)
         if isinstance(amount, bool) or not isinstance(amount, int | float) or not 0 < amount <= 1000:
             raise KernelInputError.for_field("amount", f"{amount!r} given", expected="a number in (0, 1000]")
@@ -440,7 +432,7 @@ class ColonyKernel:
                 run ticks once. ``None`` always advances.
         """
         if key is not None:
-            key = _text(key, "key", 256)
+            key = check_name(key, "key", 256)
         now = self.clock()
 
         def work(connection: Connection) -> ColonyStatus:

@@ -12,7 +12,8 @@ from sqlalchemy import Connection, Float, Update, bindparam, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from colony.kernel.models import BUDGET_DIMENSIONS, BudgetDimension
+from colony.kernel.checks import BUDGET_DIMENSIONS
+from colony.kernel.models import BudgetDimension
 from colony.kernel.store import Prepared, tables
 
 __all__ = ["BUDGET_DIMENSIONS", "ResourceLedger"]

@@ -6,9 +6,6 @@ pydantic's ``ValidationError``, so bad input reads the same from Python, MCP and
 
 from __future__ import annotations
 
-import json
-import math
-import reprlib
 from enum import Enum, StrEnum
 from typing import Any, Literal, Self
 
@@ -25,6 +22,12 @@ from pydantic import (
 
 from colony.errors import FieldError, KernelInputError
 from colony.kernel.actions import ActionKind
+from colony.kernel.checks import (
+    MAX_AMOUNT,
+    check_estimate,
+    check_text,
+    parse_json_object,
+)
 from colony.kernel.plan_fields import check_plan_fields
 
 __all__ = [
@@ -53,15 +56,11 @@ __all__ = [
     "SignalSource",
     "SignalSummary",
     "SignalType",
-    "check_estimate",
-    "check_text",
-    "parse_json_object",
 ]
 
 MAX_ID = 256
 MAX_TEXT = 10_000
 MAX_EVIDENCE = 100_000
-MAX_AMOUNT = 1e9  # per ledger dimension: larger is no estimate (and 1e400 parses as infinity)
 
 
 class Decision(StrEnum):
@@ -163,18 +162,6 @@ class ConsequenceKind(StrEnum):
     EXPIRY = "expiry"
 
 
-def check_text(value: str, field: str) -> str:
-    """``value``, or KernelInputError naming ``field`` when it holds a NUL character.
-
-    No database stores NUL in text (PostgreSQL refuses it), and no identifier needs one.
-    """
-    if "\x00" in value:
-        raise KernelInputError.for_field(
-            field, f"contains a NUL character at offset {value.index(chr(0))}", expected="text without NUL (\\u0000)"
-        )
-    return value
-
-
 class KernelModel(BaseModel):
     """Base of the kernel's models: strict keys, described fields, KernelInputError on bad input."""
 
@@ -196,43 +183,6 @@ class KernelModel(BaseModel):
             return super().model_validate(obj, **kwargs)
         except ValidationError as error:
             raise _input_error(error, cls.__name__) from None
-
-
-def parse_json_object(text: str, field: str) -> dict[str, Any]:
-    """Parse ``text`` as a JSON object or raise KernelInputError naming ``field``."""
-    try:
-        value = json.loads(text)
-    except (ValueError, RecursionError) as error:  # also a number too long to convert
-        raise KernelInputError.for_field(field, f"not valid JSON ({error})", expected="a JSON object") from None
-    if not isinstance(value, dict):
-        raise KernelInputError.for_field(field, f"JSON {type(value).__name__} given", expected="a JSON object")
-    return value
-
-
-BUDGET_DIMENSIONS = ("llm_calls", "runtime_seconds")
-_DIMENSIONS = frozenset(BUDGET_DIMENSIONS)
-
-
-def check_amount(amount: Any, field: str) -> None:
-    """Raise KernelInputError naming ``field`` unless ``amount`` is a finite number in [0, MAX_AMOUNT]."""
-    number = isinstance(amount, int | float) and not isinstance(amount, bool)
-    if not number or not -MAX_AMOUNT <= amount <= MAX_AMOUNT or not math.isfinite(amount) or amount < 0:
-        shown = reprlib.repr(amount) if not isinstance(amount, int) or abs(amount) < 10**30 else "a huge integer"
-        raise KernelInputError.for_field(field, f"{shown} given", expected=f"a finite number in [0, {MAX_AMOUNT:g}]")
-
-
-def check_estimate(value: dict[str, Any], field: str = "budget_estimate") -> None:
-    """Raise KernelInputError unless ``value`` maps known ledger dimensions to finite numbers >= 0.
-
-    The error names ``field`` for an unknown dimension and ``field.<dimension>`` for a bad amount.
-    """
-    unknown = [] if value.keys() <= _DIMENSIONS else sorted(set(value) - _DIMENSIONS)
-    if unknown:
-        raise KernelInputError.for_field(
-            field, f"unknown budget dimension(s) {unknown}", expected=f"some of {list(BUDGET_DIMENSIONS)}"
-        )
-    for name, amount in value.items():
-        check_amount(amount, f"{field}.{name}")
 
 
 class _Request(KernelModel):

@@ -10,7 +10,7 @@ import pytest
 
 from colony.errors import KernelInputError
 from colony.kernel import ColonyKernel
-from colony.kernel.models import MAX_AMOUNT
+from colony.kernel.checks import MAX_AMOUNT
 from tests.colony.kernel.conftest import good_plan
 
 REPORT = {"agent_id": "a", "action_type": "patch_file", "target": "m", "actual_outcome": "ok", "tests_passed": True}
