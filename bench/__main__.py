@@ -3,7 +3,7 @@
 import importlib
 import sys
 
-MODULES = ["foundation", "tools", "kernel", "orchestration", "surfaces", "sandbox", "hpc"]
+MODULES = ["foundation", "tools", "kernel", "orchestration", "surfaces", "governance", "sandbox", "hpc"]
 
 
 def main() -> None:

@@ -1,4 +1,5 @@
-"""HPC figures: upload memory, polls of a simulated hour-long job, cache hit vs fresh job.
+"""HPC figures: upload memory, polls of a simulated hour-long job, the largest job's upload URLs,
+and fresh job vs cache hit, in-process and as the hpc-job flow.
 
 Starts its own moto_server (Batch without Docker) and HPC service on loopback.
 The upload is measured in a child process: its peak RSS (VmHWM, reset first)
@@ -23,8 +24,21 @@ import httpx
 import uvicorn
 from pydantic import SecretStr
 
-from colony.hpc import HPCClientConfig, HPCSettings, JobState, JobStatus, PollPolicy, create_app
+from colony.hpc import (
+    ArtifactDescriptor,
+    HPCClient,
+    HPCClientConfig,
+    HPCJob,
+    HPCSettings,
+    InProcessJobRunner,
+    JobRequest,
+    JobState,
+    JobStatus,
+    PollPolicy,
+    create_app,
+)
 from colony.hpc.cycle import InputArtifact, poll_until_done
+from colony.hpc.parts import MAX_OBJECT_BYTES
 
 MiB = 1024 * 1024
 UPLOAD_BYTES = 512 * MiB
@@ -175,19 +189,37 @@ async def simulated_polls() -> None:
         print(f"simulated {hours:g} h job: {job.polls} polls, finished seen {overshoot:.0f} s late (default policy)")
 
 
-def cache_hit_ratio(endpoint: str) -> None:
+async def largest_job_urls(endpoint: str) -> None:
+    """The most upload URLs one request can cost: one input of S3's largest size."""
+    client = HPCClient(HPCClientConfig(endpoint=endpoint, token=SecretStr(TOKEN), timeout_seconds=600))
+    request = JobRequest(name="urls", tool="echo", artifacts=[ArtifactDescriptor(key="x", size_bytes=MAX_OBJECT_BYTES)])
+    started = time.perf_counter()
+    (target,) = (await client.create_job(request)).uploads
+    elapsed = time.perf_counter() - started
+    per_url = elapsed / len(target.parts)
+    uncapped = MAX_OBJECT_BYTES // (16 * MiB)
+    print(
+        f"largest job: a 5 TiB input -> {len(target.parts)} upload URLs (parts of {(target.part_size or 0) // MiB} "
+        f"MiB) in {elapsed:.1f} s ({per_url * 1000:.2f} ms/URL); with the configured 16 MiB parts it would be "
+        f"{uncapped} URLs, ~{uncapped * per_url:.0f} s at that rate"
+    )
+
+
+def runners(endpoint: str) -> None:
+    """Fresh job vs cache hit, run in-process and as the hpc-job flow, measured side by side."""
     from prefect.testing.utilities import prefect_test_harness
 
     from flows.hpc_job import HPCJobRequest, hpc_job
 
     config = HPCClientConfig(endpoint=endpoint, token=SecretStr(TOKEN))
     fast = PollPolicy(initial_seconds=0.05, max_seconds=0.2)
+    in_process = InProcessJobRunner()
     with prefect_test_harness(server_startup_timeout=120), tempfile.TemporaryDirectory() as scratch:
         deck = Path(scratch) / "deck.json"
         deck.write_text('{"steps": 1}')
 
-        def request(name: str) -> HPCJobRequest:
-            return HPCJobRequest(
+        def job(name: str) -> HPCJob:
+            return HPCJob(
                 tool="echo",
                 name=name,
                 artifacts=[InputArtifact(key="deck.json", path=deck)],
@@ -196,19 +228,31 @@ def cache_hit_ratio(endpoint: str) -> None:
                 client=config,
             )
 
-        asyncio.run(hpc_job(request("warm-up")))
-        fresh, cached = [], []
+        def flow_run(name: str) -> None:
+            asyncio.run(hpc_job(HPCJobRequest(**dict(job(name)))))
+
+        def local_run(name: str) -> None:
+            asyncio.run(in_process.run(job(name)))
+
+        flow_run("warm-up")
+        local_run("warm-up-local")
+        figures: dict[str, tuple[list[float], list[float]]] = {"flow": ([], []), "in-process": ([], [])}
         for index in range(5):
-            started = time.perf_counter()
-            asyncio.run(hpc_job(request(f"fresh-{index}")))
-            fresh.append(time.perf_counter() - started)
-            started = time.perf_counter()
-            asyncio.run(hpc_job(request(f"fresh-{index}")))
-            cached.append(time.perf_counter() - started)
-    hit, miss = statistics.median(cached), statistics.median(fresh)
+            for label, run in (("flow", flow_run), ("in-process", local_run)):
+                name = f"{label[:4]}-{index}"
+                for attempt in figures[label]:
+                    started = time.perf_counter()
+                    run(name)
+                    attempt.append(time.perf_counter() - started)
+    median = {label: (statistics.median(fresh), statistics.median(hit)) for label, (fresh, hit) in figures.items()}
+    for label, (miss, hit) in median.items():
+        print(
+            f"{label} runner: fresh job {miss * 1000:.0f} ms, cache hit {hit * 1000:.0f} ms (median of 5); "
+            f"a cache hit is {miss / hit:.1f}x faster, no Batch job"
+        )
     print(
-        f"hpc-job flow: fresh job {miss * 1000:.0f} ms, cache hit {hit * 1000:.0f} ms (median of 5); "
-        f"cache hit takes {hit / miss:.2f}x the time of a fresh job ({miss / hit:.1f}x faster), no Batch job"
+        f"flow / in-process: fresh job {median['flow'][0] / median['in-process'][0]:.2f}x, "
+        f"cache hit {median['flow'][1] / median['in-process'][1]:.2f}x (the price of tasks, retries, artifacts)"
     )
 
 
@@ -220,7 +264,8 @@ def main() -> None:
         endpoint = serve(provision(url))
         asyncio.run(simulated_polls())
         upload_memory(endpoint)
-        cache_hit_ratio(endpoint)
+        asyncio.run(largest_job_urls(endpoint))
+        runners(endpoint)
     finally:
         moto.terminate()
         moto.wait()

@@ -26,7 +26,7 @@ import httpx
 import uvloop
 from mcp import Client
 
-from colony.surfaces.toolhost import LocalToolHost
+from colony.runtime import LOCAL_OPERATOR, CallRequest, Runtime
 
 ARGUMENTS = {"value": 10, "from_unit": "miles", "to_unit": "km"}
 TOOL_CALL = {"target": {"kind": "local"}, "tool_name": "unit_convert", "tool_args": ARGUMENTS}
@@ -37,6 +37,11 @@ MCP_CALL = {
     "params": {"name": "unit_convert", "arguments": ARGUMENTS},
 }
 CONCURRENCY = 16
+# One caller drives thousands of calls a second here, far past the per-caller defaults: the limiter
+# still runs on every call (its cost is measured), it just never refuses.
+UNLIMITED = json.dumps(
+    {"principal": {"rate": 1e6, "burst": 1e6}, "default": {"rate": 1e6, "burst": 1e6, "concurrency": 1000}}
+)
 LOAD_SECONDS = 5.0
 SEQUENTIAL_CALLS = 1500
 
@@ -110,12 +115,14 @@ async def official_client(port: int, calls: int) -> list[float]:
 
 
 async def in_process(calls: int) -> list[float]:
-    host = LocalToolHost()
+    runtime = Runtime()
+    request = CallRequest("unit_convert", ARGUMENTS)
     latencies = []
     for _ in range(calls):
         start = time.perf_counter()
-        await host.call("unit_convert", ARGUMENTS)
+        await runtime.call(request, LOCAL_OPERATOR)
         latencies.append(time.perf_counter() - start)
+    await runtime.aclose()
     return latencies
 
 
@@ -137,11 +144,14 @@ def ms(latencies: list[float], quantile: float) -> float:
     return ordered[min(len(ordered) - 1, int(quantile * len(ordered)))] * 1000
 
 
-def start_gateway(port: int, home: str, workers: int) -> subprocess.Popen[bytes]:
-    colony = str(Path(sys.executable).parent / "colony")
-    env = {**os.environ, "COLONY_HOME": home, "COLONY_GATEWAY_PORT": str(port)}
-    command = [colony, "gateway", "--workers", str(workers)]
-    process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+def start_gateway(port: int, home: str, workers: int, source: Path | None = None) -> subprocess.Popen[bytes]:
+    """``colony gateway`` on ``port``; from the checkout at ``source`` instead of this one when given."""
+    env = {**os.environ, "COLONY_HOME": home, "COLONY_GATEWAY_PORT": str(port), "COLONY_GATEWAY_RATE_LIMITS": UNLIMITED}
+    command = [sys.executable, "-c", "from colony.cli import main; main()", "gateway", "--workers", str(workers)]
+    if source is not None:
+        env |= {"PYTHONPATH": str(source), "COLONY_REPO_ROOT": str(source)}
+    cwd = source or Path(__file__).resolve().parents[1]
+    process = subprocess.Popen(command, env=env, cwd=cwd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     deadline = time.monotonic() + 60
     while time.monotonic() < deadline:
         try:
@@ -204,7 +214,7 @@ def run(port: int, pid: int) -> None:
     throughput, loaded, cpu = loaded_run(port, pid, tool_call)
     mcp_throughput, mcp_loaded, mcp_cpu = loaded_run(port, pid, mcp_call)
 
-    print(f"in-process LocalToolHost.call unit_convert: p50 {ms(local, 0.5):.3f} ms")
+    print(f"in-process Runtime.call unit_convert: p50 {ms(local, 0.5):.3f} ms")
     print(
         f"POST /v1/tool_call, 1 client:  p50 {ms(http_seq, 0.5):.3f} ms, p99 {ms(http_seq, 0.99):.3f} ms"
         f" (target p50 < 2 ms)"

@@ -33,6 +33,12 @@ class HPCConfig(Block):
 
     endpoint: str = Field(default="http://127.0.0.1:8765", description="Base URL of the Colony HPC REST service.")
     token: SecretStr = Field(description="Bearer token the HPC service requires of every client.")
+    token_owner: str = Field(default="default", description="Agent id of the principal `token` authenticates as.")
+    tokens: SecretStr = Field(
+        default=SecretStr(""),
+        description='The service\'s token table, JSON: {"<token>": {"agent": "engineer-1", "capabilities": '
+        '["tool:*"], "operator": false}}; empty for the single token alone.',
+    )
     bucket: str = Field(default="colony-hpc", description="S3 bucket for job records, inputs and outputs.")
     job_queue: str = Field(default="colony-hpc", description="AWS Batch job queue that jobs are submitted to.")
     job_definitions: dict[str, str] = Field(
@@ -54,6 +60,8 @@ class HPCConfig(Block):
         return HPCSettings(
             endpoint=self.endpoint,
             token=self.token,
+            token_owner=self.token_owner,
+            tokens=self.tokens,
             bucket=self.bucket,
             job_queue=self.job_queue,
             job_definitions=dict(self.job_definitions),
@@ -74,6 +82,8 @@ class HPCConfig(Block):
         return cls(
             endpoint=settings.endpoint,
             token=settings.token,
+            token_owner=settings.token_owner,
+            tokens=settings.tokens,
             bucket=settings.bucket,
             job_queue=settings.job_queue,
             job_definitions=dict(settings.job_definitions),

@@ -6,6 +6,12 @@ keyed by stable ids: an action id (``tool:unit_convert.convert_units``) or a
 tool id (``tool:unit_convert``), which means the tool's primary action for a
 rename and every action of the tool for approval. The operator's setting beats
 the code's ``side_effecting`` flag.
+
+An agent names catalog tools only, and every call it makes goes through the
+runtime's one pipeline as the agent's own principal (holding exactly the
+capability tokens its tools require): a side-effecting call passes the gate,
+and ``tool_approval: required`` holds a call for a person even when the gate
+would run it.
 """
 
 from __future__ import annotations
@@ -20,8 +26,8 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from colony.capability import ActionDescription, AgentCapability, ToolCapability, action_menu
-from colony.catalog import ToolEntry, get_entry, load_registry, resolve_capability
 from colony.errors import AgentSpecError, ColonyError, UnknownToolError
+from colony.runtime import CallOutcome, CallRequest, Principal, Runtime
 
 __all__ = ["Agent", "AgentSpec", "Approval", "ToolOverride", "assemble", "load_agent_spec"]
 
@@ -51,9 +57,7 @@ class AgentSpec(BaseModel):
 
     name: str = Field(min_length=1, description="The agent's id, used for trust and roles.")
     description: str = Field(default="", description="What the agent is for.")
-    capabilities: tuple[str, ...] = Field(
-        min_length=1, description="Catalog tool names or ToolCapability import paths."
-    )
+    capabilities: tuple[str, ...] = Field(min_length=1, description="Catalog tool names.")
     tool_overrides: dict[str, ToolOverride] = Field(
         default_factory=dict, description="Per-tool renames and rewordings, by tool or action id."
     )
@@ -82,11 +86,19 @@ def load_agent_spec(path: Path) -> AgentSpec:
 class Agent:
     """A spec with its capabilities mounted: the menu and the way to call it."""
 
-    def __init__(self, spec: AgentSpec, capabilities: Iterable[AgentCapability]) -> None:
+    def __init__(self, spec: AgentSpec, capabilities: Iterable[AgentCapability], runtime: Runtime) -> None:
         self.spec = spec
+        self.runtime = runtime
         self.capabilities = list(capabilities)
-        for capability in self.capabilities:
-            capability.agent = self
+        self.principal = Principal.of(
+            spec.name,
+            {
+                token
+                for capability in self.capabilities
+                if isinstance(capability, ToolCapability)
+                for token in capability.spec.required_capabilities
+            },
+        )
         self._check_override_keys()
         # The mounts and the spec never change, so the full menu (and its name check) is built once.
         self._menu = self.menu()
@@ -122,21 +134,59 @@ class Agent:
         capability = next(c for c in self.capabilities if c.capability_name() == entry.capability)
         return capability, entry
 
-    async def call(self, menu_name: str, arguments: Mapping[str, Any] | None = None) -> Any:
-        """Run the action the model called by its menu name."""
+    async def call(
+        self,
+        menu_name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        rationale: str | None = None,
+        rollback_plan: str | None = None,
+        evidence: Mapping[str, Any] | None = None,
+    ) -> Any:
+        """Run the action the model called by its menu name, through the governed pipeline, as this agent.
+
+        Returns:
+            The action's result; a refused or held call raises ActionNotExecutedError with the verdict.
+        """
+        outcome = await self.outcome(
+            menu_name, arguments, rationale=rationale, rollback_plan=rollback_plan, evidence=evidence
+        )
+        return outcome.raise_for_status().result
+
+    async def outcome(
+        self,
+        menu_name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        rationale: str | None = None,
+        rollback_plan: str | None = None,
+        evidence: Mapping[str, Any] | None = None,
+    ) -> CallOutcome:
+        """The whole outcome of a call (status, verdict, record), as ``call`` sees it before raising."""
         capability, entry = self.lookup(menu_name)
-        return await capability.invoke(entry.action, arguments)
+        request = CallRequest(
+            tool=capability.capability_name(),
+            arguments=dict(arguments or {}),
+            action=entry.action,
+            rationale=rationale,
+            rollback_plan=rollback_plan,
+            evidence=evidence,
+            approval_required=self._approval_required(entry),
+        )
+        return await self.runtime.call(request, self.principal)
+
+    def _approval_required(self, entry: ActionDescription) -> bool:
+        """Whether the operator's spec demands a person's approval for this action (not merely the default)."""
+        capability_id = entry.action_id.removesuffix(f".{entry.action}")
+        setting = self.spec.tool_approval.get(entry.action_id) or self.spec.tool_approval.get(capability_id)
+        return setting is Approval.REQUIRED
 
     async def shutdown(self) -> None:
-        """Shut down every mounted capability, even if one fails."""
-        errors = []
-        for capability in self.capabilities:
-            try:
-                await capability.shutdown()
-            except Exception as error:  # noqa: BLE001 - report all, after trying all
-                errors.append(error)
-        if errors:
-            raise ColonyError(f"agent {self.name!r}: {len(errors)} capability shutdown(s) failed: {errors}")
+        """Shut down the runtime's tool instances (containers included)."""
+        try:
+            await self.runtime.aclose()
+        except ColonyError as error:
+            raise ColonyError(f"agent {self.name!r}: {error}") from error
 
     def _ids(self) -> dict[str, tuple[AgentCapability, str | None]]:
         ids: dict[str, tuple[AgentCapability, str | None]] = {}
@@ -174,20 +224,21 @@ class Agent:
         return entry.model_copy(update=updates)
 
 
-def assemble(spec: AgentSpec, entries: Mapping[str, ToolEntry] | None = None) -> Agent:
-    """Mount the capabilities ``spec`` names and return the agent.
+def assemble(spec: AgentSpec, runtime: Runtime | None = None) -> Agent:
+    """Mount the catalog tools ``spec`` names and return the agent, calling through ``runtime``.
 
-    A capability is named by catalog tool name, or by the import path of its class.
+    Only catalog names resolve (an agent spec never makes Colony import a path it names);
+    register a tool with ``upsert_tool`` to make it mountable.
     """
-    catalog = dict(entries) if entries is not None else load_registry()
+    runtime = runtime or Runtime()
     capabilities: list[AgentCapability] = []
     for reference in spec.capabilities:
-        if reference in catalog or "." not in reference:
-            cls: type[AgentCapability] = resolve_capability(get_entry(reference, catalog))
-        else:
-            cls = resolve_capability(reference)
-        capabilities.append(cls())
+        try:
+            tool = runtime.catalog.resolve(reference)
+        except UnknownToolError as error:
+            raise AgentSpecError(f"agent {spec.name!r}: {error}; an agent names catalog tools only") from None
+        capabilities.append(tool.cls())
     seen = [capability.capability_id() for capability in capabilities]
     if len(set(seen)) != len(seen):
         raise AgentSpecError(f"agent {spec.name!r} mounts a capability twice: {seen}")
-    return Agent(spec, capabilities)
+    return Agent(spec, capabilities, runtime)

@@ -37,10 +37,15 @@
     └── SurfaceError               the gateway, MCP server or client refused or failed a call
         ├── AuthenticationError    no bearer token, or one the gateway does not know
         ├── CapabilityDeniedError  the caller's token lacks a capability the tool requires
+        │   └── IdentityError      the caller named an agent it is not (only operators may)
         ├── PayloadTooLargeError   a request body or a tool's arguments are over their cap
         ├── CallTimeoutError       a tool or a peer gateway did not answer in time
         ├── PeerError              a peer gateway is unreachable or answered badly
-        └── ActionNotExecutedError the gate refused or held a side-effecting call
+        ├── ActionNotExecutedError the gate refused or held a side-effecting call
+        ├── UngatedActionError     code tried to run a side-effecting action without an
+        │                          authorization from the gate (a route around it)
+        └── RateLimitedError       the caller is over its rate or concurrency limit for
+                                   a tool; ``retry_after_seconds`` says when to retry
 
 Errors a caller caused (bad input, unknown names) are never retried; an error
 with ``retryable = True`` marks a transient failure worth a second attempt.
@@ -72,12 +77,14 @@ __all__ = [
     "HPCRequestError",
     "HPCTimeoutError",
     "HPCUnavailableError",
+    "IdentityError",
     "KernelError",
     "KernelInputError",
     "KernelStoreError",
     "MissingSecretError",
     "PayloadTooLargeError",
     "PeerError",
+    "RateLimitedError",
     "RegistryFileError",
     "SandboxError",
     "SandboxImageMissingError",
@@ -88,6 +95,7 @@ __all__ = [
     "ToolExecutionError",
     "ToolInputError",
     "ToolOutputError",
+    "UngatedActionError",
     "UnknownActionError",
     "UnknownSandboxRoleError",
     "UnknownToolError",
@@ -102,7 +110,7 @@ class ColonyError(Exception):
 
     def to_dict(self) -> dict[str, Any]:
         """A JSON-ready description of the error, for HTTP, MCP and logs."""
-        return {"type": type(self).__name__, "message": str(self)}
+        return {"type": type(self).__name__, "message": str(self), "retryable": self.retryable}
 
 
 class FieldError(BaseModel):
@@ -345,6 +353,13 @@ class CapabilityDeniedError(SurfaceError):
         return {**super().to_dict(), "missing": self.missing}
 
 
+class IdentityError(CapabilityDeniedError):
+    """The caller named an agent other than the one it authenticated as, without being an operator."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, missing=["colony:operator"])
+
+
 class PayloadTooLargeError(SurfaceError):
     """A request body, or a tool call's arguments, is over its size cap."""
 
@@ -370,3 +385,20 @@ class ActionNotExecutedError(SurfaceError):
 
     def to_dict(self) -> dict[str, Any]:
         return {**super().to_dict(), "verdict": self.verdict}
+
+
+class UngatedActionError(SurfaceError):
+    """Code tried to run a side-effecting action without the authorization the gate issues for it."""
+
+
+class RateLimitedError(SurfaceError):
+    """The caller is over its call rate, or its concurrent calls, for a tool; retry after ``retry_after_seconds``."""
+
+    retryable = True
+
+    def __init__(self, message: str, *, retry_after_seconds: float) -> None:
+        super().__init__(message)
+        self.retry_after_seconds = retry_after_seconds
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "retry_after_seconds": self.retry_after_seconds}

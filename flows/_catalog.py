@@ -1,4 +1,4 @@
-"""Finding the tool a call names: a catalog name, or the import path of its class."""
+"""One call of a catalog tool, as flows take it: which tool, which action, which arguments."""
 
 from __future__ import annotations
 
@@ -6,10 +6,7 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from colony.capability import ToolCapability
-from colony.catalog import get_entry, load_registry, resolve_capability
-
-__all__ = ["ToolCall", "resolve_tool"]
+__all__ = ["ToolCall"]
 
 
 class ToolCall(BaseModel):
@@ -18,16 +15,7 @@ class ToolCall(BaseModel):
     model_config = ConfigDict(extra="forbid")
 
     tool: str = Field(
-        min_length=1,
-        description="The tool's catalog name ('unit_convert'), or the import path of its ToolCapability class.",
+        min_length=1, max_length=200, description="The tool's catalog name, e.g. 'unit_convert' (names only)."
     )
     action: str | None = Field(default=None, description="The action to run; empty means the tool's main action.")
     arguments: dict[str, Any] = Field(default_factory=dict, description="The action's arguments, as a JSON object.")
-
-
-def resolve_tool(call: ToolCall) -> type[ToolCapability]:
-    """The class of the tool ``call`` names, or UnknownToolError / CapabilityResolutionError."""
-    entries = load_registry()
-    if call.tool in entries or "." not in call.tool:
-        return resolve_capability(get_entry(call.tool, entries))
-    return resolve_capability(call.tool)

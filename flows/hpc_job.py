@@ -1,9 +1,10 @@
 """The ``hpc-job`` flow: submit, upload, start, poll and fetch one AWS Batch job.
 
-Idempotent end to end: the job's name is derived from the call, the service
-records the job before anything reaches Batch, and a rerun (after a crash, a
-kill, a retry) picks the record up where it stands. A job that already
-SUCCEEDED is a cache hit: its outputs are fetched and no Batch job is started.
+The flow runs ``colony.hpc.job.run_cycle`` (the one order of the steps, and
+its idempotence) with each step as a Prefect task (``tasks.hpc``): retried
+when retryable, logged, with a progress artifact. ``PrefectJobRunner`` makes it
+an HPC tool's ``JobRunner``; ``use_prefect_job_runner()`` installs it as the
+process's default, which importing ``flows`` does.
 """
 
 from __future__ import annotations
@@ -11,75 +12,76 @@ from __future__ import annotations
 from pathlib import Path
 
 from prefect import flow, get_run_logger
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import Field
 
 from blocks.hpc import load_hpc_settings
-from colony.hpc import HPCClientConfig, InputArtifact, JobRequest, JobState, PollPolicy
-from colony.hpc.capability import default_client, default_settings
-from colony.spec import ResourceRequirements
+from colony.hpc import (
+    HPCClientConfig,
+    HPCJob,
+    InputArtifact,
+    JobCreated,
+    JobRequest,
+    JobRunner,
+    JobStatus,
+    PollPolicy,
+    set_default_job_runner,
+)
+from colony.hpc.job import run_cycle
 from tasks.hpc import fetch_outputs, poll_job, start_job, submit_job, upload_job_inputs
 
-__all__ = ["HPCJobRequest", "hpc_job"]
+__all__ = ["HPCJobRequest", "PrefectJobRunner", "hpc_job", "use_prefect_job_runner"]
 
 
-class HPCJobRequest(BaseModel):
-    """Everything one run needs; plain data, so the Prefect UI can start it."""
+class HPCJobRequest(HPCJob):
+    """One job, as the flow takes it: plain data, so the Prefect UI can start it, naming a block if it likes."""
 
-    model_config = ConfigDict(extra="forbid")
-
-    tool: str = Field(description="Tool whose job definition runs the job.")
-    name: str = Field(description="Deterministic job name (see colony.hpc.job_name).")
-    artifacts: list[InputArtifact] = Field(default_factory=list, description="Input files on this machine.")
-    parameters: dict[str, str] = Field(default_factory=dict, description="Batch job parameters.")
-    resources: ResourceRequirements = Field(default_factory=ResourceRequirements, description="What the run needs.")
-    poll: PollPolicy = Field(default_factory=PollPolicy, description="How often to ask about the job.")
-    output_dir: Path = Field(description="Where the outputs are downloaded to.")
-    client: HPCClientConfig | None = Field(
-        default=None, description="How to reach the HPC service; else the block below, else the environment."
-    )
     config_block: str | None = Field(default=None, description="Name of an HPCConfig block to read the service from.")
 
     def client_config(self) -> HPCClientConfig:
         """How to reach the service: given here, from the named block, or from ``COLONY_HPC_*``."""
-        if self.client is not None:
-            return self.client
-        if self.config_block is None:
-            return default_client().config
+        if self.client is not None or self.config_block is None:
+            return super().client_config()
         settings = load_hpc_settings(self.config_block)
         return HPCClientConfig(
             endpoint=settings.endpoint, token=settings.token, timeout_seconds=settings.request_timeout_seconds
         )
 
-    def timeout_seconds(self) -> float:
-        """How long to wait for the job: a multiple of its expected wall-clock, else the operator's cap."""
-        expected = self.resources.expected_wallclock_seconds
-        if expected is None:
-            return default_settings().limits.max_wallclock_seconds
-        return expected * self.poll.timeout_factor
+
+class TaskSteps:
+    """The job's steps as the Prefect tasks of ``tasks.hpc``."""
+
+    def __init__(self, client: HPCClientConfig) -> None:
+        self.client = client
+
+    async def create(self, request: JobRequest) -> JobCreated:
+        return await submit_job(self.client, request)
+
+    async def upload(self, created: JobCreated, artifacts: list[InputArtifact]) -> list[str]:
+        return await upload_job_inputs(self.client, created, artifacts)
+
+    async def start(self, name: str) -> JobStatus:
+        return await start_job(self.client, name)
+
+    async def poll(self, name: str, timeout_seconds: float, policy: PollPolicy) -> JobStatus:
+        return await poll_job(self.client, name, timeout_seconds, policy)
+
+    async def fetch(self, name: str, output_dir: Path) -> dict[str, str]:
+        return await fetch_outputs(self.client, name, output_dir)
 
 
 @flow(name="hpc-job", log_prints=False)
 async def hpc_job(request: HPCJobRequest) -> dict[str, str]:
     """Run one HPC job to completion and download its outputs; local paths by output key."""
-    logger = get_run_logger()
-    client = request.client_config()
-    job = JobRequest(
-        name=request.name,
-        tool=request.tool,
-        artifacts=[artifact.descriptor() for artifact in request.artifacts],
-        parameters=request.parameters,
-        resources=request.resources,
-    )
-    created = await submit_job(client, job)
-    record = created.record
-    if record.state is JobState.SUCCEEDED:
-        logger.info("HPC job %s: cache hit, outputs of Batch job %s reused", record.name, record.batch_job_id)
-    else:
-        if not record.state.submitted:
-            await upload_job_inputs(client, created, request.artifacts)
-        if record.batch_job_id is None:
-            await start_job(client, record.name)
-        else:
-            logger.info("HPC job %s: resuming Batch job %s (%s)", record.name, record.batch_job_id, record.state.value)
-        await poll_job(client, record.name, request.timeout_seconds(), request.poll)
-    return await fetch_outputs(client, record.name, request.output_dir)
+    return await run_cycle(request, TaskSteps(request.client_config()), get_run_logger())
+
+
+class PrefectJobRunner:
+    """Runs each HPC job as the ``hpc-job`` flow (a subflow when called inside a flow run)."""
+
+    async def run(self, job: HPCJob) -> dict[str, str]:
+        return await hpc_job(HPCJobRequest(**dict(job)))
+
+
+def use_prefect_job_runner() -> JobRunner:
+    """Make the ``hpc-job`` flow this process's HPC job runner; the runner it replaces."""
+    return set_default_job_runner(PrefectJobRunner())

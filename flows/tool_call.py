@@ -1,14 +1,22 @@
-"""tool_call: run one tool by name with JSON arguments, validated, cached per determinism."""
+"""tool_call: run one catalog tool by name with JSON arguments, through the one governed pipeline.
+
+A pure tool is validated and run as its task (cached per determinism); a
+side-effecting one passes the gate as the agent the run names, exactly as
+``gated-action`` and every other surface do.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from prefect import flow
+from prefect.utilities.asyncutils import run_coro_as_sync
 from pydantic import BaseModel, Field
 
-from flows._catalog import ToolCall, resolve_tool
-from tasks import action_task
+from blocks import load_kernel_settings
+from colony.runtime import CallRequest
+from flows._catalog import ToolCall
+from flows._runtime import PREFECT_OPERATOR, flow_runtime
 
 __all__ = ["ToolCall", "ToolCallResult", "tool_call"]
 
@@ -21,19 +29,44 @@ class ToolCallResult(BaseModel):
     action: str = Field(description="The action that ran.")
     result: Any = Field(description="The action's result.")
     cached: bool = Field(description="Whether the result is a cache hit of an earlier identical call.")
+    verdict: dict[str, Any] | None = Field(default=None, description="The gate's verdict, for a governed tool.")
 
 
 @flow(name="tool-call", log_prints=False)
-def tool_call(call: ToolCall) -> ToolCallResult:
-    """Run one tool action; bad arguments fail the run with an error naming each field."""
-    capability = resolve_tool(call)
-    action = call.action or capability.primary_action()
-    state = action_task(capability, action)(arguments=call.arguments, return_state=True)
-    result = state.result()
+def tool_call(
+    call: ToolCall,
+    agent_id: str | None = None,
+    rationale: str | None = None,
+    rollback_plan: str | None = None,
+    evidence: dict[str, Any] | None = None,
+) -> ToolCallResult:
+    """Run one tool action; bad arguments fail the run with an error naming each field.
+
+    Args:
+        call: The tool, action and arguments.
+        agent_id: For a governed tool: the agent the call acts for (its trust is what the gate weighs).
+        rationale: For a governed tool: why the call is necessary (20+ characters).
+        rollback_plan: For a governed tool: how it would be undone.
+        evidence: For a governed tool: supporting evidence (tests, PRs, logs).
+    """
+    runtime = flow_runtime(load_kernel_settings())
+    request = CallRequest(
+        tool=call.tool,
+        arguments=call.arguments,
+        action=call.action,
+        agent_id=agent_id,
+        rationale=rationale,
+        rollback_plan=rollback_plan,
+        evidence=evidence,
+    )
+    outcome = run_coro_as_sync(runtime.call(request, PREFECT_OPERATOR))
+    assert outcome is not None
+    outcome.raise_for_status()
     return ToolCallResult(
-        tool=capability.spec.name,
-        version=capability.spec.version,
-        action=action,
-        result=result,
-        cached=state.name == "Cached",
+        tool=outcome.tool,
+        version=outcome.version,
+        action=outcome.action,
+        result=outcome.result,
+        cached=outcome.cached,
+        verdict=outcome.verdict,
     )

@@ -1,27 +1,27 @@
 """One factory turns any capability action into a Prefect task configured from its ToolSpec.
 
 ``action_task(UnitConvert)`` is the task for the tool's primary action. Called with
-``arguments`` (a dict), it checks the tool's secrets, validates and runs the action.
-Caching, retries, timeout and tags come from the spec (see ``tasks.policy``). When the
-capability declares a rollback for the action, the task registers a transaction rollback
-hook that calls it, so a failure later in the enclosing ``transaction()`` undoes the effect.
+``arguments`` (a dict) and, for a governed action, the ``authorization`` the
+Governor issued, it runs the action on the process's ToolPool instance. Caching,
+retries, timeout and tags come from the spec (see ``tasks.policy``). The task is
+the execute step of ``Runtime.call`` on Prefect (``tasks.executor.TaskExecutor``):
+nothing else calls it for a caller.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
-from contextvars import ContextVar
 from typing import Any
 
 from prefect import Task, task
 from prefect.cache_policies import NO_CACHE
-from prefect.transactions import Transaction, get_transaction
 from prefect.utilities.asyncutils import run_coro_as_sync
 
 from blocks.secrets import install_secret_resolver
 from colony.capability import ToolCapability
-from colony.errors import ToolInputError, UnknownActionError
-from colony.secrets import resolve_secret
+from colony.errors import UnknownActionError
+from colony.runtime import Authorization, ToolPool
+from colony.runtime.authorization import require_authorization
+from colony.runtime.catalog import is_governed
 from tasks.policy import (
     ExecutionPolicy,
     ToolCallCachePolicy,
@@ -31,22 +31,11 @@ from tasks.policy import (
 )
 from tasks.storage import result_location, storage_for
 
-__all__ = ["RollbackLog", "action_task", "capability_instance", "rollback_log"]
+__all__ = ["POOL", "action_task"]
 
-_ARGUMENTS = "colony.arguments"
-_instances: dict[type[ToolCapability], ToolCapability] = {}
+#: The tool instances of this process: one sandbox container per tool, shared by every flow run here.
+POOL = ToolPool()
 _tasks: dict[tuple[type[ToolCapability], str, ExecutionPolicy, str], Task[..., Any]] = {}
-
-#: Rollbacks run in the current context: ``(action, error or None)`` per rollback hook.
-RollbackLog = list[tuple[str, str | None]]
-rollback_log: ContextVar[RollbackLog | None] = ContextVar("colony_rollback_log", default=None)
-
-
-def capability_instance(capability: type[ToolCapability]) -> ToolCapability:
-    """One instance per class and process, so a sandbox container or client is reused."""
-    if capability not in _instances:
-        _instances[capability] = capability()
-    return _instances[capability]
 
 
 def action_task(
@@ -60,7 +49,7 @@ def action_task(
         policy: Retry, backoff and timeout knobs; the defaults when omitted.
 
     Returns:
-        A task called as ``task(arguments={...})``, returning the action's result.
+        A task called as ``task(arguments={...}, authorization=...)``, returning the action's result.
     """
     action = action or capability.primary_action()
     if action not in capability.actions():
@@ -76,25 +65,16 @@ def _build(capability: type[ToolCapability], action: str, policy: ExecutionPolic
     install_secret_resolver()
     spec = capability.spec
     definition = capability.actions()[action]
-    rollback = capability.rollback_actions.get(action)
     expected = spec.resource_requirements.expected_wallclock_seconds
     may_retry = retriable(capability, action)
     cached = cacheable(capability, action)
-    tags = {*capability_instance(capability).get_capability_tags(), spec.name}
+    governed = is_governed(capability, action)
+    tags = {*POOL.instance(capability).get_capability_tags(), spec.name}
 
-    def prepare(arguments: dict[str, Any] | None) -> dict[str, Any]:
-        if arguments is not None and not isinstance(arguments, Mapping):
-            raise ToolInputError(f"arguments must be a JSON object, got {type(arguments).__name__}", action=action)
-        for requirement in spec.secrets:
-            resolve_secret(requirement)
-        if rollback is not None:
-            transaction = get_transaction()
-            if transaction is not None:
-                transaction.set(_ARGUMENTS, dict(arguments or {}))
-        return dict(arguments or {})
-
-    def run(arguments: dict[str, Any] | None = None) -> Any:
-        result = capability_instance(capability).bound_action(action)(**prepare(arguments))
+    def run(arguments: dict[str, Any] | None = None, authorization: Authorization | None = None) -> Any:
+        if governed:  # checked on every attempt; the Governor's executor spent it once for the call
+            require_authorization(authorization, spec.name, action, spend=False)
+        result = POOL.instance(capability).bound_action(action)(**(arguments or {}))
         return run_coro_as_sync(result) if definition.is_async else result
 
     run.__qualname__ = run.__name__ = f"{spec.name}.{action}"
@@ -113,27 +93,4 @@ def _build(capability: type[ToolCapability], action: str, policy: ExecutionPolic
         timeout_seconds=expected * policy.timeout_factor if expected else None,
     )
     built: Task[..., Any] = task(run, **options)
-    if rollback is not None:
-        built.on_rollback(_rollback_hook(capability, rollback))
     return built
-
-
-def _rollback_hook(capability: type[ToolCapability], rollback: str) -> Callable[[Transaction], None]:
-    declared = set(capability.actions()[rollback].input_model.model_fields)
-
-    def undo(transaction: Transaction) -> None:
-        original = transaction.get(_ARGUMENTS, {})
-        arguments = {name: value for name, value in original.items() if name in declared}
-        log = rollback_log.get()
-        try:
-            result = capability_instance(capability).invoke(rollback, arguments)
-            run_coro_as_sync(result)
-        except Exception as error:
-            if log is not None:
-                log.append((rollback, f"{type(error).__name__}: {error}"))
-            raise
-        if log is not None:
-            log.append((rollback, None))
-
-    undo.__name__ = f"rollback:{capability.spec.name}.{rollback}"
-    return undo

@@ -1,6 +1,7 @@
 """The HPC job's steps as Prefect tasks: submit, upload, start, poll, fetch.
 
-Each wraps one piece of ``colony.hpc.cycle`` or ``HPCClient``. Retries are only
+Each wraps one piece of ``colony.hpc.cycle`` or ``HPCClient``; ``flows.hpc_job``
+runs them in ``colony.hpc.job.run_cycle``'s order. Retries are only
 for errors that say so (``retryable``: the service was unreachable, AWS was
 throttling); a refusal such as a limit or a missing artifact is never retried.
 The service's job record is the cache, so Prefect's own caching is off.
@@ -18,7 +19,7 @@ from prefect.cache_policies import NO_CACHE
 
 from colony.errors import ColonyError
 from colony.hpc import HPCClient, HPCClientConfig, InputArtifact, JobCreated, JobRequest, JobStatus, PollPolicy
-from colony.hpc.cycle import poll_until_done, upload_inputs
+from colony.hpc.cycle import download_outputs, poll_until_done, upload_inputs
 
 __all__ = ["fetch_outputs", "poll_job", "progress_key", "start_job", "submit_job", "upload_job_inputs"]
 
@@ -85,9 +86,6 @@ async def poll_job(client: HPCClientConfig, name: str, timeout_seconds: float, p
 @hpc_step("hpc-fetch")
 async def fetch_outputs(client: HPCClientConfig, name: str, output_dir: Path) -> dict[str, str]:
     """Download every output of the SUCCEEDED job under ``output_dir``; local paths by key."""
-    hpc = HPCClient(client)
-    fetched = {}
-    for artifact in await hpc.outputs(name):
-        fetched[artifact.key] = str(await hpc.download(artifact, output_dir / artifact.key))
+    fetched = await download_outputs(HPCClient(client), name, output_dir)
     get_run_logger().info("HPC job %s: fetched %d output(s)", name, len(fetched))
     return fetched

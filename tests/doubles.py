@@ -182,3 +182,24 @@ class SecretToolDouble(LocalToolCapability):
         """
         CALLS["secret"] += 1
         return {"calls": CALLS["secret"]}
+
+
+DOUBLES = {
+    "echo_double": ("echo", "EchoToolDouble"),
+    "random_double": ("echo", "RandomToolDouble"),
+    "flaky_double": ("fetch", "FlakyToolDouble"),
+    "ledger_double": ("write_entry", "LedgerToolDouble"),
+    "secret_double": ("whoami", "SecretToolDouble"),
+}
+
+
+def doubles_repo(root: Path) -> Path:
+    """A repository root (for COLONY_REPO_ROOT) whose catalog is the repository's plus these doubles."""
+    from colony.catalog import ToolEntry, load_registry, save_registry
+    from colony.catalog import registry_path as path_of
+
+    entries = dict(load_registry(Path(__file__).resolve().parents[1] / ".colony" / "tool-registry.json"))
+    for name, (capability, cls) in DOUBLES.items():
+        entries[name] = ToolEntry(name=name, capability=capability, capability_fqn=f"{__name__}.{cls}")
+    save_registry(entries, path_of(root))
+    return root

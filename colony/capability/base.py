@@ -9,7 +9,7 @@ from __future__ import annotations
 import inspect
 from collections.abc import Iterable, Mapping
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -21,9 +21,6 @@ from colony.capability._actions import (
     validating_wrapper,
 )
 from colony.errors import ToolInputError, UnknownActionError
-
-if TYPE_CHECKING:
-    from colony.agents import Agent
 
 __all__ = ["ActionDescription", "AgentCapability", "action_menu"]
 
@@ -69,8 +66,6 @@ class AgentCapability:
             setattr(cls, attribute, validating_wrapper(definition.name, value))
         cls.__colony_actions__ = MappingProxyType(actions)
 
-    def __init__(self, *, agent: Agent | None = None) -> None:
-        self.agent = agent
 
     @classmethod
     def capability_name(cls) -> str:

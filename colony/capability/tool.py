@@ -49,6 +49,8 @@ class ToolCapability(AgentCapability):
     #: For a side-effecting action, the action that undoes it: ``{"write_entry": "delete_entry"}``.
     #: The undo action is called with the arguments of the original call that it declares.
     rollback_actions: ClassVar[Mapping[str, str]] = MappingProxyType({})
+    #: Whether actions run isolated from the host (a sandbox container, a Batch job): the gate reads it.
+    isolated: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -4,31 +4,59 @@ from __future__ import annotations
 
 import asyncio
 import os
+import signal
 from typing import Annotated
 
+import anyio
 import typer
 from rich.console import Console
 
 from colony.errors import ColonyError
+from colony.runtime import Runtime
 
 __all__ = ["gateway", "mcp"]
 
 
 def mcp(
     agent: Annotated[
-        str | None, typer.Option(help="The connecting agent's id (default: COLONY_AGENT_ID, else 'anonymous').")
+        str | None,
+        typer.Option(help="The agent this session acts for (you are the local operator; default: yourself)."),
     ] = None,
 ) -> None:
     """Serve the colony_* kernel tools and every catalog tool over MCP on stdin/stdout."""
     from colony.surfaces.mcp_server import build_mcp_server, run_stdio
-    from colony.surfaces.toolhost import LocalToolHost
 
     try:
-        server = build_mcp_server(LocalToolHost(), default_agent=agent)
+        runtime = Runtime()
+        server = build_mcp_server(runtime, acting_for=agent)
     except ColonyError as error:
         Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False)
         raise typer.Exit(code=1) from None
-    asyncio.run(run_stdio(server))
+
+    async def serve() -> None:
+        try:
+            async with anyio.create_task_group() as group:
+                group.start_soon(_exit_on_sigterm, runtime)
+                await run_stdio(server)
+                group.cancel_scope.cancel()
+        finally:
+            with anyio.CancelScope(shield=True):
+                await runtime.aclose()  # no sandbox container outlives the server
+
+    asyncio.run(serve())
+
+
+async def _exit_on_sigterm(runtime: Runtime) -> None:
+    """On SIGTERM, shut the tools down (containers included), then exit.
+
+    The stdio transport reads stdin in a worker thread that no cancellation can
+    interrupt, so the process exits directly once the tools are down.
+    """
+    with anyio.open_signal_receiver(signal.SIGTERM) as signals:
+        async for _ in signals:
+            with anyio.CancelScope(shield=True):
+                await runtime.aclose()
+            os._exit(128 + signal.SIGTERM)
 
 
 def gateway(
@@ -42,6 +70,7 @@ def gateway(
     import uvicorn
 
     from colony.surfaces.gateway import GatewaySettings, create_app
+    from colony.surfaces.gateway.protocol import server_options
 
     try:
         settings = GatewaySettings.from_env(host=host, port=port)
@@ -50,7 +79,7 @@ def gateway(
         Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False)
         raise typer.Exit(code=1) from None
     if workers == 1:
-        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning")
+        uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", **server_options(settings))
         return
     # Each worker builds its own app from the environment, so the options above travel there.
     os.environ.update({"COLONY_GATEWAY_HOST": settings.host, "COLONY_GATEWAY_PORT": str(settings.port)})
@@ -61,4 +90,5 @@ def gateway(
         host=settings.host,
         port=settings.port,
         log_level="warning",
+        **server_options(settings),
     )

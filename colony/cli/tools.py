@@ -89,19 +89,69 @@ def call_tool(
     name: str,
     arguments: Annotated[str, typer.Argument(help="The arguments as a JSON object.")] = "{}",
     action: Annotated[str | None, typer.Option(help="Action to run (default: the tool's main one).")] = None,
+    agent: Annotated[
+        str | None, typer.Option(help="The agent this call acts for (its trust and budget are what the gate weighs).")
+    ] = None,
+    rationale: Annotated[
+        str | None, typer.Option(help="Why the call is necessary (needed for a governed tool; 20+ characters).")
+    ] = None,
+    rollback_plan: Annotated[
+        str | None, typer.Option(help="How to undo the call's effect (the gate reads it).")
+    ] = None,
+    evidence: Annotated[
+        str | None, typer.Option(help='Supporting evidence as a JSON object, e.g. \'{"tests": ["t1"]}\'.')
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
-    """Validate and run one action of a tool, printing its result as JSON."""
+    """Run one action of a tool through the governed pipeline, printing its result as JSON.
+
+    A side-effecting tool is proposed to the kernel's gate first, as --agent, and runs only on EXECUTE.
+    """
+    from colony.runtime import LOCAL_OPERATOR, CallRequest, Runtime
+
     try:
         parsed = json.loads(arguments)
     except json.JSONDecodeError as error:
         raise _fail(f"arguments are not valid JSON: {error}", as_json) from None
     try:
-        cls = resolve_capability(get_entry(name, _entries()))
-        result = asyncio.run(cls().invoke(action or cls.primary_action(), parsed))
+        case = json.loads(evidence) if evidence is not None else None
+    except json.JSONDecodeError as error:
+        raise _fail(f"--evidence is not valid JSON: {error}", as_json) from None
+    if case is not None and not isinstance(case, dict):
+        raise _fail("--evidence must be a JSON object", as_json)
+    request = CallRequest(
+        tool=name,
+        arguments=parsed,
+        action=action,
+        agent_id=agent,
+        rationale=rationale,
+        rollback_plan=rollback_plan,
+        evidence=case,
+    )
+
+    async def run() -> Any:
+        runtime = Runtime()
+        try:
+            return await runtime.call(request, LOCAL_OPERATOR)
+        finally:
+            await runtime.aclose()
+
+    try:
+        outcome = asyncio.run(run()).raise_for_status()
     except ColonyError as error:
         raise _fail(error, as_json) from None
-    typer.echo(json.dumps({"ok": True, "result": result} if as_json else result, indent=2))
+    if as_json:
+        document: dict[str, Any] = {"ok": True, "result": outcome.result}
+        if outcome.governed:
+            document |= {"verdict": outcome.verdict, "outcome": outcome.record}
+        typer.echo(json.dumps(document, indent=2))
+        return
+    if outcome.governed:
+        Console(stderr=True).print(
+            f"gate: {outcome.verdict and outcome.verdict.get('decision')} for {outcome.acting.describe()}",
+            highlight=False,
+        )
+    typer.echo(json.dumps(outcome.result, indent=2))
 
 
 @tools_app.command("check")
@@ -117,7 +167,7 @@ def check_tools() -> None:
         from colony.surfaces.pinning import PinState, check_pins
 
         for status in check_pins(_entries()):
-            if status.state is PinState.CHANGED_WITHOUT_BUMP:
+            if status.state.is_error:
                 problems.append(status.message)
             elif status.state is not PinState.PINNED:
                 console.print(f"[yellow]![/yellow] {status.message}", highlight=False)

@@ -2,8 +2,9 @@
 
 Every boto3 call runs inside ``aws_errors(...)``, so callers see ``AWSError``
 with AWS's code, never a botocore exception. Job records live in S3 beside the
-job's artifacts (``jobs/<name>/record.json``), so a restarted service knows
-every job it ever created.
+job's artifacts, under the job's owner (``jobs/<owner>/<name>/record.json``), so
+a restarted service knows every job it ever created and two principals' jobs of
+the same name never meet.
 """
 
 from __future__ import annotations
@@ -15,14 +16,18 @@ import boto3
 from botocore.config import Config
 from botocore.exceptions import ClientError
 
+from colony.errors import HPCRequestError
+from colony.hpc.auth import owner_key
 from colony.hpc.aws_errors import aws_errors
 from colony.hpc.models import JobRecord, JobState, OutputArtifact, UploadPart, UploadTarget
+from colony.hpc.parts import part_size_for
 from colony.hpc.settings import HPCSettings
 
-__all__ = ["JOB_NAME_TAG", "BatchBackend"]
+__all__ = ["JOB_NAME_TAG", "JOB_OWNER_TAG", "BatchBackend"]
 
-#: Tag every submitted Batch job carries, so it can be found by its Colony name.
+#: Tags every submitted Batch job carries, so it can be found by its Colony name and owner.
 JOB_NAME_TAG = "colony:job-name"
+JOB_OWNER_TAG = "colony:job-owner"
 _LOG_GROUP = "/aws/batch/job"
 
 
@@ -43,19 +48,20 @@ class BatchBackend:
 
     # -- records -------------------------------------------------------------------------
 
-    def prefix(self, name: str) -> str:
-        """The S3 prefix everything of job ``name`` lives under."""
-        return f"jobs/{name}/"
+    def prefix(self, owner: str, name: str) -> str:
+        """The S3 prefix everything of ``owner``'s job ``name`` lives under."""
+        return f"jobs/{owner_key(owner)}/{name}/"
 
     def s3_uri(self, key: str) -> str:
         """``s3://bucket/key`` for a key in the configured bucket."""
         return f"s3://{self.settings.bucket}/{key}"
 
-    def load_record(self, name: str) -> JobRecord | None:
-        """The stored record of job ``name``, or None if there is none."""
+    def load_record(self, owner: str, name: str) -> JobRecord | None:
+        """The stored record of ``owner``'s job ``name``, or None if there is none."""
         with aws_errors("GetObject"):
             try:
-                body = self.s3.get_object(Bucket=self.settings.bucket, Key=f"{self.prefix(name)}record.json")["Body"]
+                key = f"{self.prefix(owner, name)}record.json"
+                body = self.s3.get_object(Bucket=self.settings.bucket, Key=key)["Body"]
             except ClientError as error:
                 if error.response.get("Error", {}).get("Code") in ("NoSuchKey", "404"):
                     return None
@@ -68,7 +74,7 @@ class BatchBackend:
         with aws_errors("PutObject"):
             self.s3.put_object(
                 Bucket=self.settings.bucket,
-                Key=f"{self.prefix(record.name)}record.json",
+                Key=f"{self.prefix(record.owner, record.name)}record.json",
                 Body=record.model_dump_json().encode(),
                 ContentType="application/json",
             )
@@ -77,21 +83,42 @@ class BatchBackend:
     # -- uploads -------------------------------------------------------------------------
 
     def upload_targets(self, record: JobRecord) -> list[UploadTarget]:
-        """Presigned PUT URLs for each declared input: one URL, or one per part when large."""
+        """Presigned PUT URLs for each declared input: one URL, or one per part when large.
+
+        The part size grows past the configured one when needed, so the answer never holds
+        more than 10,000 URLs (see ``colony.hpc.parts``).
+        """
         expiry = self.settings.presign_expiry_seconds
         expires_at = datetime.now(UTC) + timedelta(seconds=expiry)
+        threshold = self.settings.multipart_threshold_bytes
+        try:
+            part_size = part_size_for(
+                [artifact.size_bytes for artifact in record.artifacts],
+                threshold=threshold,
+                part_size=self.settings.part_size_bytes,
+                max_urls=self.settings.max_upload_urls,
+            )
+        except ValueError as error:
+            raise HPCRequestError(f"artifacts: {error}", status_code=422) from None
         targets = []
         for artifact in record.artifacts:
-            s3_key = f"{self.prefix(record.name)}inputs/{artifact.key}"
+            s3_key = f"{self.prefix(record.owner, record.name)}inputs/{artifact.key}"
             common = {"Bucket": self.settings.bucket, "Key": s3_key}
-            if artifact.size_bytes < self.settings.multipart_threshold_bytes:
+            if artifact.size_bytes < threshold:
                 with aws_errors("PutObject"):
                     url = self.s3.generate_presigned_url(
                         "put_object", Params={**common, "ContentType": artifact.content_type}, ExpiresIn=expiry
                     )
-                targets.append(UploadTarget(key=artifact.key, s3_key=s3_key, url=url, expires_at=expires_at))
+                targets.append(
+                    UploadTarget(
+                        key=artifact.key,
+                        s3_key=s3_key,
+                        url=url,
+                        content_type=artifact.content_type,
+                        expires_at=expires_at,
+                    )
+                )
                 continue
-            part_size = self.settings.part_size_bytes
             count = -(-artifact.size_bytes // part_size)
             with aws_errors("CreateMultipartUpload"):
                 upload_id = self.s3.create_multipart_upload(**common, ContentType=artifact.content_type)["UploadId"]
@@ -118,27 +145,24 @@ class BatchBackend:
             )
         return targets
 
-    def complete_upload(self, name: str, key: str, upload_id: str, parts: list[tuple[int, str]]) -> None:
+    def complete_upload(self, record: JobRecord, key: str, upload_id: str, parts: list[tuple[int, str]]) -> None:
         """Join the uploaded parts of one multipart upload into the artifact."""
         with aws_errors("CompleteMultipartUpload"):
             self.s3.complete_multipart_upload(
                 Bucket=self.settings.bucket,
-                Key=f"{self.prefix(name)}inputs/{key}",
+                Key=f"{self.prefix(record.owner, record.name)}inputs/{key}",
                 UploadId=upload_id,
                 MultipartUpload={"Parts": [{"PartNumber": number, "ETag": etag} for number, etag in parts]},
             )
 
     def missing_artifacts(self, record: JobRecord) -> list[str]:
         """Declared inputs with no object in S3 (or an object of the wrong size)."""
+        inputs = f"{self.prefix(record.owner, record.name)}inputs/"
         with aws_errors("ListObjectsV2"):
-            pages = self.s3.get_paginator("list_objects_v2").paginate(
-                Bucket=self.settings.bucket, Prefix=f"{self.prefix(record.name)}inputs/"
-            )
+            pages = self.s3.get_paginator("list_objects_v2").paginate(Bucket=self.settings.bucket, Prefix=inputs)
             sizes = {item["Key"]: item["Size"] for page in pages for item in page.get("Contents", [])}
         return [
-            artifact.key
-            for artifact in record.artifacts
-            if sizes.get(f"{self.prefix(record.name)}inputs/{artifact.key}") != artifact.size_bytes
+            artifact.key for artifact in record.artifacts if sizes.get(f"{inputs}{artifact.key}") != artifact.size_bytes
         ]
 
     # -- Batch ---------------------------------------------------------------------------
@@ -152,11 +176,12 @@ class BatchBackend:
                 found = self.batch.describe_job_definitions(jobDefinitionName=definition, status="ACTIVE")
         return bool(found.get("jobDefinitions"))
 
-    def find_batch_job(self, name: str) -> str | None:
-        """The id of a job Colony already submitted under ``name`` (any state), if any.
+    def find_batch_job(self, owner: str, name: str) -> str | None:
+        """The id of a job Colony already submitted for ``owner`` under ``name`` (any state), if any.
 
         ListJobs with a JOB_NAME filter covers every status; a match must also carry
-        Colony's name tag, so a same-named job submitted by someone else is not adopted.
+        Colony's name and owner tags, so a same-named job submitted by someone else
+        (or for another principal) is not adopted.
         """
         candidates: list[str] = []
         with aws_errors("ListJobs"):
@@ -173,7 +198,8 @@ class BatchBackend:
             return None
         with aws_errors("DescribeJobs"):
             jobs = self.batch.describe_jobs(jobs=candidates[:100]).get("jobs", [])
-        tagged = [job for job in jobs if job.get("tags", {}).get(JOB_NAME_TAG) == name]
+        wanted = {JOB_NAME_TAG: name, JOB_OWNER_TAG: owner_key(owner)}
+        tagged = [job for job in jobs if all(job.get("tags", {}).get(tag) == value for tag, value in wanted.items())]
         tagged.sort(key=lambda job: job.get("createdAt", 0))
         return str(tagged[0]["jobId"]) if tagged else None
 
@@ -200,7 +226,7 @@ class BatchBackend:
                 parameters=record.parameters,
                 containerOverrides={"environment": environment, "resourceRequirements": requirements},
                 timeout={"attemptDurationSeconds": max(60, attempt_seconds)},
-                tags={JOB_NAME_TAG: record.name},
+                tags={JOB_NAME_TAG: record.name, JOB_OWNER_TAG: owner_key(record.owner)},
             )
         return str(answer["jobId"])
 
@@ -231,9 +257,9 @@ class BatchBackend:
 
     # -- outputs -------------------------------------------------------------------------
 
-    def outputs(self, name: str) -> list[OutputArtifact]:
+    def outputs(self, record: JobRecord) -> list[OutputArtifact]:
         """Every object under the job's output prefix, with a presigned GET URL."""
-        prefix = f"{self.prefix(name)}outputs/"
+        prefix = f"{self.prefix(record.owner, record.name)}outputs/"
         found = []
         with aws_errors("ListObjectsV2"):
             pages = self.s3.get_paginator("list_objects_v2").paginate(Bucket=self.settings.bucket, Prefix=prefix)

@@ -2,47 +2,31 @@
 
 A subclass turns a call into input files (``_build_input_artifacts``) and the
 job's output files into a result (``_parse_output_artifacts``); its action calls
-``_submit_hpc_job(args)``, which runs the ``hpc_job`` flow: submit, upload,
-poll, fetch. That flow is the one seam from ``colony/`` into ``flows/``, and it
-is imported only when a job runs.
+``_submit_hpc_job(args)``, which hands the job to a ``JobRunner``: the one given
+to the tool, else the process's default (in-process unless the Prefect layer
+installed its flow). Both seed 000's hook forms and ours work; see
+``colony.hpc.hooks``.
 """
 
 from __future__ import annotations
 
-import functools
 import tempfile
 from abc import abstractmethod
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import Any, ClassVar
 
 from colony.capability import ToolCapability
 from colony.errors import HPCLimitError, HPCTimeoutError, HPCUnavailableError
-from colony.hpc.client import HPCClient, HPCClientConfig
-from colony.hpc.cycle import InputArtifact, PollPolicy, job_name
+from colony.hpc.client import HPCClient
+from colony.hpc.cycle import PollPolicy, job_name
+from colony.hpc.defaults import default_client, default_settings
+from colony.hpc.hooks import build_arity, check_hooks, materialize_inputs
+from colony.hpc.job import HPCJob
+from colony.hpc.runner import JobRunner, default_job_runner
 from colony.hpc.settings import HPCSettings
 
-if TYPE_CHECKING:
-    from colony.agents import Agent
-
 __all__ = ["HPCToolCapability", "default_client", "default_settings"]
-
-
-@functools.cache
-def default_settings() -> HPCSettings:
-    """The process's HPC settings, read once from ``COLONY_HPC_*``."""
-    return HPCSettings()
-
-
-@functools.cache
-def default_client() -> HPCClient:
-    """The process's HPC client, built once from the configured endpoint."""
-    settings = default_settings()
-    return HPCClient(
-        HPCClientConfig(
-            endpoint=settings.endpoint, token=settings.token, timeout_seconds=settings.request_timeout_seconds
-        )
-    )
 
 
 class HPCToolCapability(ToolCapability):
@@ -50,20 +34,26 @@ class HPCToolCapability(ToolCapability):
 
     __abstract_tool__ = True
     retryable_errors: ClassVar[tuple[type[BaseException], ...]] = (HPCUnavailableError, HPCTimeoutError)
+    isolated: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        check_hooks(cls)
 
     def __init__(
         self,
         *,
-        agent: Agent | None = None,
         client: HPCClient | None = None,
         settings: HPCSettings | None = None,
         workdir: Path | None = None,
         poll_policy: PollPolicy | None = None,
+        runner: JobRunner | None = None,
     ) -> None:
-        super().__init__(agent=agent)
+        super().__init__()
         self._client = client
         self._settings = settings
         self._workdir = workdir
+        self._runner = runner
         self.poll_policy = poll_policy or PollPolicy()
 
     @property
@@ -75,6 +65,18 @@ class HPCToolCapability(ToolCapability):
     def settings(self) -> HPCSettings:
         """The injected settings, or the process's ones."""
         return self._settings or default_settings()
+
+    @property
+    def runner(self) -> JobRunner:
+        """The injected job runner, or the process's default."""
+        return self._runner or default_job_runner()
+
+    def _hpc_domain_tags(self) -> frozenset[str]:
+        """Domain tags an HPC tool adds (seed 000's hook; ``_domain_tags`` works the same)."""
+        return frozenset()
+
+    def get_capability_tags(self) -> frozenset[str]:
+        return super().get_capability_tags() | self._hpc_domain_tags()
 
     def _describe_tool_extras(self) -> list[str]:
         return ["Runs as an AWS Batch job through the HPC service; inputs and outputs travel through S3."]
@@ -89,28 +91,33 @@ class HPCToolCapability(ToolCapability):
         return warnings
 
     @abstractmethod
-    def _build_input_artifacts(self, call_args: Mapping[str, Any], workdir: Path) -> list[InputArtifact]:
-        """Write the job's input files for this call under ``workdir``; describe each."""
+    def _build_input_artifacts(self, call_args: Mapping[str, Any], workdir: Path) -> Iterable[Any]:
+        """The job's input files for this call, in either form ``colony.hpc.hooks`` documents.
+
+        Ours writes each file under ``workdir`` and returns ``InputArtifact``s; seed 000's
+        takes only ``call_args`` and returns ``(InputArtifactDescriptor, bytes, mime)`` tuples.
+        """
 
     @abstractmethod
     def _parse_output_artifacts(self, artifacts: Mapping[str, Path]) -> Any:
-        """Turn the job's output files (by key) into the action's result."""
+        """Turn the job's output files (output key -> local path) into the action's result."""
 
     async def _submit_hpc_job(self, args: Mapping[str, Any]) -> Any:
         """Run one job for ``args``: submit, upload, poll, fetch; the parsed outputs.
 
         The same deterministic call twice is served from the first job's outputs.
         """
-        from flows.hpc_job import HPCJobRequest, hpc_job
-
         violations = self.settings.limits.violations(self.spec.resource_requirements)
         if violations:
             raise HPCLimitError(violations)
         with tempfile.TemporaryDirectory(prefix="colony-hpc-", dir=self._workdir) as scratch:
             root = Path(scratch)
             (root / "inputs").mkdir()
-            artifacts = self._build_input_artifacts(args, root / "inputs")
-            request = HPCJobRequest(
+            arity = build_arity(type(self))
+            hook: Any = self._build_input_artifacts
+            returned = hook(args, root / "inputs") if arity == 2 else hook(args)
+            artifacts = materialize_inputs(self.spec.name, returned, arity, root / "inputs")
+            job = HPCJob(
                 client=self.client.config,
                 tool=self.spec.name,
                 name=job_name(self.spec, args, artifacts),
@@ -120,5 +127,5 @@ class HPCToolCapability(ToolCapability):
                 poll=self.poll_policy,
                 output_dir=root / "outputs",
             )
-            outputs = await hpc_job(request)
+            outputs = await self.runner.run(job)
             return self._parse_output_artifacts({key: Path(path) for key, path in outputs.items()})

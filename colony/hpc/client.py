@@ -152,7 +152,7 @@ class HPCClient:
             raise HPCRequestError(f"the upload URL for {path.name} has expired", status_code=403)
         size = path.stat().st_size
         if target.url is not None:
-            await self._put(target.url, path, 0, size)
+            await self._put(target.url, path, 0, size, target.content_type)
             return
         part_size = target.part_size or size
         etags = []
@@ -167,12 +167,13 @@ class HPCClient:
         body = {"key": target.key, "upload_id": target.upload_id, "parts": etags}
         await self._call("POST", f"/v1/jobs/{name}/uploads/complete", idempotent=False, json=body)
 
-    async def _put(self, url: str, path: Path, offset: int, length: int) -> str:
+    async def _put(self, url: str, path: Path, offset: int, length: int, content_type: str | None = None) -> str:
+        headers = {"Content-Length": str(length)}
+        if content_type is not None:
+            headers["Content-Type"] = content_type  # signed into the URL: S3 refuses the PUT without it
         try:
             async with httpx.AsyncClient(timeout=self.config.timeout_seconds, transport=self._transport) as http:
-                response = await http.put(
-                    url, content=_file_chunks(path, offset, length), headers={"Content-Length": str(length)}
-                )
+                response = await http.put(url, content=_file_chunks(path, offset, length), headers=headers)
         except httpx.TransportError as error:
             raise HPCUnavailableError(f"upload of {path.name} could not reach S3: {error}") from None
         if response.status_code == 403 and "expired" in response.text.lower():

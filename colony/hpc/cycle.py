@@ -1,8 +1,8 @@
-"""The pieces of one HPC run the ``hpc_job`` flow strings together.
+"""The pieces of one HPC run that ``colony.hpc.job.run_cycle`` strings together.
 
-Deterministic job names, streamed uploads (renewing expired URLs once), and
-polling with capped exponential backoff against an injected clock, so tests
-and benchmarks drive time instead of sleeping.
+Deterministic job names, streamed uploads (renewing expired URLs once),
+polling with capped exponential backoff against an injected clock (so tests
+and benchmarks drive time instead of sleeping), and streamed downloads.
 """
 
 from __future__ import annotations
@@ -23,7 +23,16 @@ from colony.hpc.client import CHUNK_BYTES, HPCClient
 from colony.hpc.models import ArtifactDescriptor, JobState, JobStatus, UploadTarget
 from colony.spec import ToolSpec
 
-__all__ = ["InputArtifact", "PollPolicy", "job_name", "poll_until_done", "upload_inputs"]
+__all__ = [
+    "Clock",
+    "InputArtifact",
+    "PollPolicy",
+    "Sleep",
+    "download_outputs",
+    "job_name",
+    "poll_until_done",
+    "upload_inputs",
+]
 
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
@@ -146,3 +155,15 @@ async def poll_until_done(
                 f"HPC job {name} still {status.state.value} after {elapsed:.0f} s (timeout {timeout_seconds:.0f} s)"
             )
         await sleep(min(next(pauses), remaining))
+
+
+async def download_outputs(client: HPCClient, name: str, output_dir: Path) -> dict[str, str]:
+    """Download every output of the SUCCEEDED job under ``output_dir``; local paths by key."""
+    root = output_dir.resolve()
+    fetched = {}
+    for artifact in await client.outputs(name):
+        destination = (root / artifact.key).resolve()
+        if not destination.is_relative_to(root) or destination == root:
+            raise HPCRequestError(f"job {name!r} wrote an output key outside its output directory: {artifact.key!r}")
+        fetched[artifact.key] = str(await client.download(artifact, destination))
+    return fetched

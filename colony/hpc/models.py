@@ -7,15 +7,18 @@ lands on the same record, the same S3 keys and the same Batch job.
 
 from __future__ import annotations
 
+from collections import Counter
 from datetime import datetime
 from enum import StrEnum
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
+from colony.hpc.parts import MAX_ARTIFACTS, MAX_JOB_BYTES, MAX_OBJECT_BYTES
 from colony.spec import ResourceRequirements
 
 __all__ = [
+    "JOB_NAME_PATTERN",
     "ArtifactDescriptor",
     "CompletedPart",
     "JobCreated",
@@ -68,7 +71,9 @@ class ArtifactDescriptor(WireModel):
     """One input file the job reads, declared before it is uploaded."""
 
     key: str = Field(pattern=ARTIFACT_KEY_PATTERN, description="Relative path under the job's input prefix.")
-    size_bytes: int = Field(ge=0, description="Exact size of the file, used to plan a multipart upload.")
+    size_bytes: int = Field(
+        ge=0, le=MAX_OBJECT_BYTES, description="Exact size of the file (at most S3's 5 TiB); plans the upload."
+    )
     content_type: str = Field(default="application/octet-stream", description="MIME type stored with the object.")
 
     @field_validator("key")
@@ -84,11 +89,26 @@ class JobRequest(WireModel):
 
     name: str = Field(pattern=JOB_NAME_PATTERN, description="Deterministic job name; also the Batch job name.")
     tool: str = Field(min_length=1, description="Tool whose job definition runs the job.")
-    artifacts: list[ArtifactDescriptor] = Field(default_factory=list, description="Input files to upload.")
+    artifacts: list[ArtifactDescriptor] = Field(
+        default_factory=list,
+        max_length=MAX_ARTIFACTS,
+        description=f"Input files to upload: at most {MAX_ARTIFACTS}, distinct keys, 5 TiB together.",
+    )
     parameters: dict[str, str] = Field(default_factory=dict, description="Batch job parameters (Ref:: values).")
     resources: ResourceRequirements = Field(
         default_factory=ResourceRequirements, description="What one run needs; checked against operator limits."
     )
+
+    @field_validator("artifacts")
+    @classmethod
+    def _bounded(cls, artifacts: list[ArtifactDescriptor]) -> list[ArtifactDescriptor]:
+        repeated = sorted(key for key, count in Counter(a.key for a in artifacts).items() if count > 1)
+        if repeated:
+            raise ValueError(f"keys must be distinct; repeated: {', '.join(repeated)}")
+        total = sum(artifact.size_bytes for artifact in artifacts)
+        if total > MAX_JOB_BYTES:
+            raise ValueError(f"inputs total {total} bytes; one job may declare at most {MAX_JOB_BYTES} (5 TiB)")
+        return artifacts
 
 
 class UploadPart(WireModel):
@@ -104,6 +124,9 @@ class UploadTarget(WireModel):
     key: str = Field(description="The artifact's key, as declared.")
     s3_key: str = Field(description="The full S3 object key the upload lands on.")
     url: str | None = Field(default=None, description="Presigned PUT URL for a single-request upload.")
+    content_type: str | None = Field(
+        default=None, description="Content-Type the single-request PUT must send: the URL's signature covers it."
+    )
     upload_id: str | None = Field(default=None, description="Multipart upload id, when the artifact is large.")
     part_size: int | None = Field(default=None, description="Bytes per part (the last part may be shorter).")
     parts: list[UploadPart] = Field(default_factory=list, description="Presigned part URLs, in order.")
@@ -114,6 +137,7 @@ class JobRecord(WireModel):
     """The service's record of a job, stored in S3 beside its artifacts."""
 
     name: str = Field(description="Deterministic job name.")
+    owner: str = Field(description="Agent id of the principal that created the job; only it (or an operator) sees it.")
     tool: str = Field(description="Tool the job runs.")
     job_definition: str = Field(description="Batch job definition used.")
     state: JobState = Field(description="Last known state.")

@@ -1,25 +1,38 @@
-"""The HPC REST service: FastAPI over ``JobService``, behind a bearer token.
+"""The HPC REST service: FastAPI over ``JobService``, behind bearer tokens.
 
 ``create_app(settings)`` builds it; ``colony hpc serve`` runs it with uvicorn.
-Errors answer ``{"error": {...}}`` with the Colony error's fields (an AWS
-error keeps its ``code``), and a status that says whose fault it was.
+Each token is a principal (``colony.hpc.auth``); a job belongs to the
+principal that created it, and a route reaches only the caller's own jobs
+(an operator may name another ``owner``). Job names in paths are checked
+against the Batch name pattern before anything else runs. Errors answer
+``{"error": {...}}`` with the Colony error's fields (an AWS error keeps its
+``code``), and a status that says whose fault it was.
 """
 
-import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated
 
-from fastapi import Depends, FastAPI, Request
+from fastapi import Depends, FastAPI, Path, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
 from colony.errors import AWSError, ColonyError, HPCLimitError, HPCRequestError, HPCUnavailableError
+from colony.hpc.auth import HPCPrincipal, TokenTable, resolve_owner
 from colony.hpc.backend import BatchBackend
 from colony.hpc.jobs import JobService
-from colony.hpc.models import CompletedPart, JobCreated, JobRequest, JobStatus, OutputArtifact, UploadTarget, error_body
+from colony.hpc.models import (
+    JOB_NAME_PATTERN,
+    CompletedPart,
+    JobCreated,
+    JobRequest,
+    JobStatus,
+    OutputArtifact,
+    UploadTarget,
+    error_body,
+)
 from colony.hpc.settings import HPCSettings
 
 __all__ = ["create_app", "status_for"]
@@ -33,7 +46,9 @@ class CompleteUpload(BaseModel):
 
     key: str = Field(description="The artifact's key.")
     upload_id: str = Field(description="The multipart upload id the service handed out.")
-    parts: list[CompletedPart] = Field(min_length=1, description="Every part, with the ETag S3 answered.")
+    parts: list[CompletedPart] = Field(
+        min_length=1, max_length=10_000, description="Every part, with the ETag S3 answered."
+    )
 
 
 class CancelRequest(BaseModel):
@@ -59,11 +74,18 @@ def status_for(error: ColonyError) -> int:
     return 400
 
 
+JobName = Annotated[
+    str, Path(pattern=JOB_NAME_PATTERN, description="The job's name: letters, digits, '-' and '_', at most 128.")
+]
+Owner = Annotated[
+    str | None,
+    Query(min_length=1, max_length=256, description="Whose job (operators only); the caller's own when omitted."),
+]
+
+
 def create_app(settings: HPCSettings, backend: BatchBackend | None = None) -> FastAPI:
-    """The service's ASGI app, for ``settings`` (a token is required)."""
-    token = settings.token.get_secret_value()
-    if not token:
-        raise HPCRequestError("the HPC service needs a bearer token: set COLONY_HPC_TOKEN", status_code=500)
+    """The service's ASGI app, for ``settings`` (a token or a token table is required)."""
+    tokens = TokenTable.from_settings(settings)
     jobs = JobService(backend or BatchBackend(settings))
 
     @asynccontextmanager
@@ -73,9 +95,10 @@ def create_app(settings: HPCSettings, backend: BatchBackend | None = None) -> Fa
 
     bearer = HTTPBearer(auto_error=False)
 
-    def authorized(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> None:
-        if credentials is None or not secrets.compare_digest(credentials.credentials.encode(), token.encode()):
-            raise HPCRequestError("missing or wrong bearer token", status_code=401)
+    def principal(credentials: Annotated[HTTPAuthorizationCredentials | None, Depends(bearer)]) -> HPCPrincipal:
+        return tokens.authenticate(credentials.credentials if credentials else None)
+
+    Caller = Annotated[HPCPrincipal, Depends(principal)]
 
     app = FastAPI(
         title="Colony HPC service",
@@ -83,7 +106,6 @@ def create_app(settings: HPCSettings, backend: BatchBackend | None = None) -> Fa
         description="Runs tool jobs on AWS Batch with inputs and outputs in S3.",
         lifespan=lifespan,
     )
-    api = [Depends(authorized)]
 
     @app.exception_handler(ColonyError)
     async def colony_error(_: Request, error: ColonyError) -> JSONResponse:
@@ -101,40 +123,46 @@ def create_app(settings: HPCSettings, backend: BatchBackend | None = None) -> Fa
         """Liveness, without authentication."""
         return {"status": "ok"}
 
-    @app.post("/v1/jobs", dependencies=api)
-    def create_job(request: JobRequest) -> JobCreated:
-        """Create the job's record (or return the existing one) and presigned upload targets."""
-        return jobs.create(request)
+    @app.post("/v1/jobs")
+    def create_job(caller: Caller, request: JobRequest) -> JobCreated:
+        """Create the caller's job record (or return the existing one) and presigned upload targets."""
+        capability = f"tool:{request.tool}"
+        if not caller.allows(capability):
+            raise HPCRequestError(
+                f"tool: running {request.tool!r} needs the capability {capability!r}", status_code=403
+            )
+        return jobs.create(caller.agent, request)
 
-    @app.post("/v1/jobs/{name}/uploads", dependencies=api)
-    def renew_uploads(name: str) -> list[UploadTarget]:
+    @app.post("/v1/jobs/{name}/uploads")
+    def renew_uploads(caller: Caller, name: JobName, owner: Owner = None) -> list[UploadTarget]:
         """Fresh presigned upload targets for a job not yet submitted."""
-        return jobs.uploads(name)
+        return jobs.uploads(resolve_owner(caller, owner), name)
 
-    @app.post("/v1/jobs/{name}/uploads/complete", dependencies=api)
-    def complete_upload(name: str, body: CompleteUpload) -> dict[str, str]:
+    @app.post("/v1/jobs/{name}/uploads/complete")
+    def complete_upload(caller: Caller, name: JobName, body: CompleteUpload, owner: Owner = None) -> dict[str, str]:
         """Join the parts of a multipart upload."""
-        jobs.complete_upload(name, body.key, body.upload_id, [(part.part_number, part.etag) for part in body.parts])
+        parts = [(part.part_number, part.etag) for part in body.parts]
+        jobs.complete_upload(resolve_owner(caller, owner), name, body.key, body.upload_id, parts)
         return {"key": body.key, "status": "complete"}
 
-    @app.post("/v1/jobs/{name}/submit", dependencies=api)
-    def submit_job(name: str) -> JobStatus:
+    @app.post("/v1/jobs/{name}/submit")
+    def submit_job(caller: Caller, name: JobName, owner: Owner = None) -> JobStatus:
         """Submit the job to AWS Batch; a repeat returns the same Batch job."""
-        return jobs.submit(name)
+        return jobs.submit(resolve_owner(caller, owner), name)
 
-    @app.get("/v1/jobs/{name}", dependencies=api)
-    def job_status(name: str) -> JobStatus:
+    @app.get("/v1/jobs/{name}")
+    def job_status(caller: Caller, name: JobName, owner: Owner = None) -> JobStatus:
         """The job's current state (and, if it failed, its log tail)."""
-        return jobs.status(name)
+        return jobs.status(resolve_owner(caller, owner), name)
 
-    @app.get("/v1/jobs/{name}/outputs", dependencies=api)
-    def job_outputs(name: str) -> list[OutputArtifact]:
+    @app.get("/v1/jobs/{name}/outputs")
+    def job_outputs(caller: Caller, name: JobName, owner: Owner = None) -> list[OutputArtifact]:
         """The job's outputs with presigned download URLs."""
-        return jobs.outputs(name)
+        return jobs.outputs(resolve_owner(caller, owner), name)
 
-    @app.post("/v1/jobs/{name}/cancel", dependencies=api)
-    def cancel_job(name: str, body: CancelRequest | None = None) -> JobStatus:
+    @app.post("/v1/jobs/{name}/cancel")
+    def cancel_job(caller: Caller, name: JobName, body: CancelRequest | None = None, owner: Owner = None) -> JobStatus:
         """Stop the job."""
-        return jobs.cancel(name, (body or CancelRequest()).reason)
+        return jobs.cancel(resolve_owner(caller, owner), name, (body or CancelRequest()).reason)
 
     return app

@@ -6,6 +6,8 @@ which produces one of these; nothing in ``colony/`` imports the block.
 
 from __future__ import annotations
 
+from pathlib import Path
+
 from pydantic import Field, SecretStr
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
@@ -46,7 +48,21 @@ class HPCSettings(BaseSettings):
     model_config = SettingsConfigDict(env_prefix="COLONY_HPC_", env_nested_delimiter="__", extra="forbid")
 
     endpoint: str = Field(default="http://127.0.0.1:8765", description="Base URL of the HPC REST service.")
-    token: SecretStr = Field(default=SecretStr(""), description="Bearer token the service requires.")
+    token: SecretStr = Field(
+        default=SecretStr(""),
+        description="Bearer token: the client presents it; the service accepts it as one principal.",
+    )
+    token_owner: str = Field(
+        default="default",
+        min_length=1,
+        description="Agent id of the principal `token` authenticates as, on the service.",
+    )
+    tokens: SecretStr = Field(
+        default=SecretStr(""),
+        description='The service\'s token table, JSON: {"<token>": {"agent": "engineer-1", "capabilities": '
+        '["tool:*"], "operator": false}}.',
+    )
+    tokens_file: Path | None = Field(default=None, description="A file holding the service's token table (JSON).")
     bucket: str = Field(default="colony-hpc", description="S3 bucket for job records and artifacts.")
     job_queue: str = Field(default="colony-hpc", description="AWS Batch job queue jobs are submitted to.")
     job_definitions: dict[str, str] = Field(
@@ -61,5 +77,13 @@ class HPCSettings(BaseSettings):
     multipart_threshold_bytes: int = Field(
         default=64 * MiB, ge=5 * MiB, description="Artifacts at least this large upload in parts."
     )
-    part_size_bytes: int = Field(default=16 * MiB, ge=5 * MiB, description="Bytes per part of a multipart upload.")
+    part_size_bytes: int = Field(
+        default=16 * MiB,
+        ge=5 * MiB,
+        le=5 * 1024 * MiB,
+        description="Bytes per part of a multipart upload; grown when a job needs more.",
+    )
+    max_upload_urls: int = Field(
+        default=10_000, ge=1, le=10_000, description="Most presigned upload URLs one job's answer holds (S3: 10,000)."
+    )
     request_timeout_seconds: float = Field(default=30.0, gt=0, description="Client timeout per HTTP request.")

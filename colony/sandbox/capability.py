@@ -4,28 +4,28 @@ A concrete tool names an image role (``sandbox_image_role``) and calls
 ``_exec_in_sandbox`` from its actions. The container is started on the first
 call, reused by later ones, and removed by ``shutdown()`` (or at interpreter
 exit). See ``colony.sandbox.policy`` for the hardening and how a spec relaxes it.
+
+A call never outlives the call's deadline (``colony.deadlines``): its timeout
+is cut to the time left, and a caller that is cancelled (its own timeout fired)
+gets the command killed before the cancellation reaches it.
 """
 
 from __future__ import annotations
 
-import asyncio
-import threading
-from collections.abc import Callable, Mapping
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from collections.abc import Mapping
+from typing import Any, ClassVar
 
 from colony.capability import ToolCapability
-from colony.errors import SandboxError, SandboxUnavailableError, ToolInputError
+from colony.deadlines import remaining_seconds
+from colony.errors import CallTimeoutError, SandboxError, SandboxUnavailableError, ToolInputError
 from colony.sandbox.files import check_input_files
+from colony.sandbox.offload import in_daemon_thread, interruptible_in_daemon_thread
 from colony.sandbox.policy import ContainerPlan, limit_warnings, overrides_of, plan_container
 from colony.sandbox.session import SandboxResult, SandboxSession
-
-if TYPE_CHECKING:
-    from colony.agents import Agent
 
 __all__ = ["MAX_STDIN_BYTES", "SandboxToolCapability"]
 
 MAX_STDIN_BYTES = 8 << 20
-T = TypeVar("T")
 
 
 class SandboxToolCapability(ToolCapability):
@@ -34,6 +34,7 @@ class SandboxToolCapability(ToolCapability):
     __abstract_tool__ = True
     #: The image role (a key of the SandboxImages configuration) this tool's commands run in.
     sandbox_image_role: ClassVar[str]
+    isolated: ClassVar[bool] = True
     retryable_errors: ClassVar[tuple[type[BaseException], ...]] = (SandboxUnavailableError,)
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
@@ -45,8 +46,8 @@ class SandboxToolCapability(ToolCapability):
             raise TypeError(f"{cls.__qualname__} must declare `sandbox_image_role: ClassVar[str]` (an image role name)")
         overrides_of(cls.spec)  # a bad spec.extra["sandbox"] fails at import, naming the key
 
-    def __init__(self, *, agent: Agent | None = None, session: SandboxSession | None = None) -> None:
-        super().__init__(agent=agent)
+    def __init__(self, *, session: SandboxSession | None = None) -> None:
+        super().__init__()
         self._owns_session = session is None
         self.sandbox_session = session or SandboxSession()
 
@@ -71,12 +72,16 @@ class SandboxToolCapability(ToolCapability):
                 command's working directory). Anything the command writes under ``out/``
                 there comes back in ``output_files``.
             timeout_seconds: Wall-clock limit; past it the command is killed, the container
-                replaced, and the result says ``timed_out``. Defaults to the spec's setting.
+                replaced, and the result says ``timed_out``. Defaults to the spec's setting,
+                and is cut to the time left before the call's deadline when that is sooner.
 
         Returns:
             A SandboxResult. The command's own failure (non-zero exit, a timeout, output cut
             at the cap) is in the result; only the sandbox failing raises (a SandboxError,
-            retryable when the engine was unreachable or failed).
+            retryable when the engine was unreachable or failed, or every container of the
+            role stayed busy; a CallTimeoutError when the call's deadline had already passed).
+            When the awaiting coroutine is cancelled, the command is killed before the
+            cancellation propagates.
         """
         overrides = overrides_of(self.spec)
         _check_command(command)
@@ -90,14 +95,16 @@ class SandboxToolCapability(ToolCapability):
             raise ToolInputError.for_field("timeout_seconds", f"must be in (0, 3600], got {timeout}")
         plan = self._container_plan()
         inputs = check_input_files(files, limit_bytes=plan.work_mb << 19)  # half the work tmpfs
-        return await _in_daemon_thread(
-            lambda: self.sandbox_session.run(
+        timeout = _within_deadline(self.spec.name, timeout)
+        return await interruptible_in_daemon_thread(
+            lambda interrupt: self.sandbox_session.run(
                 plan,
                 command,
                 stdin=data,
                 files=inputs,
                 timeout_seconds=timeout,
                 limit_bytes=overrides.output_limit_bytes,
+                interrupt=interrupt,
             )
         )
 
@@ -136,7 +143,7 @@ class SandboxToolCapability(ToolCapability):
     async def shutdown(self) -> None:
         """Remove this tool's sandbox containers (when it owns its session)."""
         if self._owns_session:
-            await _in_daemon_thread(self.sandbox_session.close)
+            await in_daemon_thread(self.sandbox_session.close)
 
 
 def _check_command(command: Any) -> None:
@@ -151,31 +158,11 @@ def _check_command(command: Any) -> None:
             )
 
 
-async def _in_daemon_thread(work: Callable[[], T]) -> T:
-    """Run blocking Docker calls off the event loop, in a thread that never delays interpreter exit.
-
-    ``asyncio.to_thread`` would make exit (a Ctrl-C included) wait for a running
-    command; a daemon thread lets the exit handler remove the container instead.
-    """
-    loop = asyncio.get_running_loop()
-    future: asyncio.Future[T] = loop.create_future()
-
-    def run() -> None:
-        try:
-            result = work()
-        except BaseException as error:  # noqa: BLE001 - handed to the awaiting coroutine, not lost in the thread
-            loop.call_soon_threadsafe(_settle, future, None, error)
-        else:
-            loop.call_soon_threadsafe(_settle, future, result, None)
-
-    threading.Thread(target=run, name="colony-sandbox", daemon=True).start()
-    return await future
-
-
-def _settle(future: asyncio.Future[Any], result: Any, error: BaseException | None) -> None:
-    if future.cancelled():
-        return
-    if error is not None:
-        future.set_exception(error)
-    else:
-        future.set_result(result)
+def _within_deadline(tool: str, timeout: float) -> float:
+    """The timeout cut to the call's deadline; a deadline already passed is a timeout before anything runs."""
+    remaining = remaining_seconds()
+    if remaining is None:
+        return timeout
+    if remaining <= 0:
+        raise CallTimeoutError(f"{tool}: the call's deadline passed before its sandbox command could start")
+    return min(timeout, remaining)

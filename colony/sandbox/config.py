@@ -38,6 +38,13 @@ class ImageRole(BaseModel):
     max_vcpus: float = Field(default=2.0, gt=0, description="Ceiling on the CPUs a tool's spec may ask for.")
     work_mb: int = Field(default=64, ge=1, description="Size of the tmpfs holding the per-call work directories.")
     tmp_mb: int = Field(default=16, ge=1, description="Size of the scratch tmpfs at /tmp.")
+    max_containers: int = Field(
+        default=4,
+        ge=1,
+        le=64,
+        description="Most containers one session runs at once for a tool of this role: a container serves "
+        "one call at a time, so this many calls run side by side and the next waits (until its deadline).",
+    )
 
     @model_validator(mode="after")
     def _unprivileged(self) -> ImageRole:

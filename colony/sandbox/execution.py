@@ -3,7 +3,9 @@
 Docker has no call to kill an exec: the caller passes ``stop``, which kills the
 command's processes from a second exec, and this module drains the stream so
 the engine closes the exec cleanly (a container whose exec is still writing into
-a closed connection takes the engine tens of seconds to remove).
+a closed connection takes the engine tens of seconds to remove). The same stop
+runs when the exec passes its deadline, when a stream passes its cap, and when
+the caller raises the ``Interrupt`` (it was cancelled).
 """
 
 from __future__ import annotations
@@ -16,6 +18,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
+
+from colony.sandbox.interrupt import Interrupt
 
 __all__ = ["ExecOutcome", "run_exec"]
 
@@ -35,6 +39,7 @@ class ExecOutcome:
     timed_out: bool = False
     stdout_truncated: bool = False
     stderr_truncated: bool = False
+    interrupted: bool = False
 
     @property
     def finished(self) -> bool:
@@ -53,13 +58,17 @@ def run_exec(
     environment: dict[str, str],
     deadline: float,
     limit_bytes: int,
+    stderr_limit_bytes: int | None = None,
     stop: Callable[[], None] | None = None,
+    interrupt: Interrupt | None = None,
 ) -> ExecOutcome:
     """Run ``command`` and collect its output until it ends.
 
-    Past the deadline, or once a stream passes ``limit_bytes``, ``stop`` is called
-    (it kills the command) and the rest of the stream is drained unread, so the
-    engine can close the exec cleanly. Without ``stop``, reading simply ends there.
+    Past the deadline, once stdout passes ``limit_bytes`` or stderr passes
+    ``stderr_limit_bytes`` (default: the same), or when ``interrupt`` is raised,
+    ``stop`` is called (it kills the command) and the rest of the stream is
+    drained unread, so the engine can close the exec cleanly. Without ``stop``,
+    reading simply ends there.
     """
     exec_id = api.exec_create(
         container_id,
@@ -75,7 +84,8 @@ def run_exec(
     if stdin is not None:
         threading.Thread(target=_feed, args=(connection, stdin), daemon=True).start()
     try:
-        ended = _read_frames(connection, outcome, deadline, limit_bytes)
+        limits = {_STDOUT: limit_bytes, _STDERR: limit_bytes if stderr_limit_bytes is None else stderr_limit_bytes}
+        ended = _read_frames(connection, outcome, deadline, limits, interrupt)
         if not ended and stop is not None:
             # Keep reading while stopping: an exec whose output nobody reads stalls the engine's other execs.
             stopper = threading.Thread(target=stop, daemon=True)
@@ -84,7 +94,7 @@ def run_exec(
             stopper.join(_STOP_GRACE_SECONDS)
     finally:
         _close(response, connection)
-    if ended or not outcome.timed_out:
+    if ended or not (outcome.timed_out or outcome.interrupted):
         outcome.exit_code = _exit_code(api, exec_id, settle=_SETTLE_SECONDS)
     return outcome
 
@@ -105,24 +115,34 @@ def _feed(connection: socket.socket, data: bytes) -> None:
         return  # the process exited or was killed before reading it all, which is its business
 
 
-def _wait_readable(connection: socket.socket, deadline: float) -> bytes | None:
-    """The next chunk (b"" at end of stream), or None once the deadline passes."""
+def _wait_readable(connection: socket.socket, deadline: float, interrupt: Interrupt | None = None) -> bytes | None:
+    """The next chunk (b"" at end of stream), or None once the deadline passes or the interrupt is raised."""
+    waiting_on: list[Any] = [connection] if interrupt is None else [connection, interrupt]
     while True:
         remaining = deadline - time.monotonic()
-        if remaining <= 0:
+        if remaining <= 0 or (interrupt is not None and interrupt.is_set()):
             return None
-        ready, _, _ = select.select([connection], [], [], remaining)
-        if ready:
+        ready, _, _ = select.select(waiting_on, [], [], remaining)
+        if connection in ready:
             return connection.recv(1 << 16)
 
 
-def _read_frames(connection: socket.socket, outcome: ExecOutcome, deadline: float, limit: int) -> bool:
+def _read_frames(
+    connection: socket.socket,
+    outcome: ExecOutcome,
+    deadline: float,
+    limits: dict[int, int],
+    interrupt: Interrupt | None,
+) -> bool:
     """Fill ``outcome`` from the stream; True when it ended, False when stopped early."""
     buffer = bytearray()
     while True:
-        chunk = _wait_readable(connection, deadline)
+        chunk = _wait_readable(connection, deadline, interrupt)
         if chunk is None:
-            outcome.timed_out = True
+            if interrupt is not None and interrupt.is_set():
+                outcome.interrupted = True
+            else:
+                outcome.timed_out = True
             return False
         if not chunk:
             return True
@@ -133,7 +153,7 @@ def _read_frames(connection: socket.socket, outcome: ExecOutcome, deadline: floa
                 break
             payload = bytes(buffer[_HEADER.size : _HEADER.size + size])
             del buffer[: _HEADER.size + size]
-            if not _keep(outcome, kind, payload, limit):
+            if not _keep(outcome, kind, payload, limits.get(kind, limits[_STDOUT])):
                 return False
 
 

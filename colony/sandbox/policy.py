@@ -53,7 +53,8 @@ class SandboxOverrides(BaseModel):
         default=DEFAULT_OUTPUT_LIMIT_BYTES,
         ge=1024,
         le=64 << 20,
-        description="Most bytes kept of stdout, of stderr and of the output files; beyond it the run is stopped.",
+        description="Most bytes kept of stdout, of stderr and of the output files; a run is stopped as soon as "
+        "its stdout passes it, or its stderr passes three times it (stderr also carries the output files).",
     )
 
 
@@ -82,6 +83,7 @@ class ContainerPlan:
     read_only_root: bool
     work_mb: int
     tmp_mb: int
+    max_containers: int
 
     def create_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``client.containers.create`` (the session adds the owner labels)."""
@@ -129,6 +131,7 @@ def plan_container(role_name: str, role: ImageRole, spec: ToolSpec) -> Container
         read_only_root=overrides.read_only_root,
         work_mb=role.work_mb,
         tmp_mb=role.tmp_mb,
+        max_containers=role.max_containers,
     )
 
 

@@ -1,14 +1,17 @@
 """SandboxSession: the containers one owner shares, started lazily and always removed.
 
-A session holds at most one container per ``ContainerPlan`` (role plus limits),
-started on the first call that needs it and reused by later ones. Calls on one
-container run one at a time, each in its own work directory; afterwards every
-process the call left is killed and /work and /tmp are emptied. A command that
-runs past its timeout is killed and its container replaced, as is a container
-that could not be emptied. ``close()`` removes everything; sessions still open
-when the interpreter exits (normally or on Ctrl-C) are closed then, and
-containers of a process that died without closing are reaped by the next
-session to start one.
+A session lends each call a container of its ``ContainerPlan`` (role plus
+limits) from a ``ContainerPool``: started on the first call that needs it,
+reused by later ones, and a second one started only while the first is busy.
+A call is one ``docker exec`` of the runner (``colony.sandbox.runner``): the
+command runs in its own work directory, then every process it left is killed,
+its ``out/`` files are collected and /work and /tmp are emptied, all in that
+exec. A command that runs past its timeout, is stopped at the output cap or
+interrupted (its caller was cancelled) is killed and its container replaced,
+as is a container the runner could not empty. ``close()`` removes everything;
+sessions still open when the interpreter exits (normally or on Ctrl-C) are
+closed then, and containers of a process that died without closing are reaped
+by the next session to start one.
 """
 
 from __future__ import annotations
@@ -31,27 +34,19 @@ from colony.sandbox.config import SandboxConfig
 from colony.sandbox.docker_errors import DockerCall, docker_errors_translated
 from colony.sandbox.execution import ExecOutcome, run_exec
 from colony.sandbox.files import OUTPUT_DIR, CollectedFiles, collect_outputs, pack_call_directory
-from colony.sandbox.ownership import owner_labels, reap_orphans
+from colony.sandbox.interrupt import Interrupt
 from colony.sandbox.policy import WORK_ROOT, ContainerPlan
+from colony.sandbox.pool import Box, ContainerPool
+from colony.sandbox.runner import RunnerReport, archive_budget, read_report, report_overhead, runner_command
 
 __all__ = ["SandboxResult", "SandboxSession", "truncation_marker"]
 
 logger = logging.getLogger(__name__)
 
-# Run as the command's user after each call: kill what the call left running (the container's
-# main process belongs to another user, so it survives), stream out/ as a tar, empty /work and
-# /tmp, and prepare the next call's directory. Exits non-zero if anything could not be removed.
-_FINISH_COMMAND = [
-    "sh",
-    "-c",
-    "kill -9 -1 2>/dev/null; kill -9 -1 2>/dev/null; "
-    '(cd "$0" 2>/dev/null && tar -c . 2>/dev/null); '
-    "cd / && rm -rf /work/* /work/.[!.]* /work/..?* /tmp/* /tmp/.[!.]* /tmp/..?* 2>/dev/null; "
-    'test -z "$(ls -A /work)" && test -z "$(ls -A /tmp)" && mkdir -m 777 -p "$1"',
-]
+# Run as the command's user when a call must be stopped (timeout, output cap, interrupt): kill every
+# process of that user, the runner included; the container is then replaced.
 _KILL_COMMAND = ["sh", "-c", "kill -9 -1; kill -9 -1; true"]
-_FINISH_TIMEOUT_SECONDS = 10.0
-_TAR_OVERHEAD_BYTES = 1 << 16
+_KILL_TIMEOUT_SECONDS = 10.0
 
 
 @with_config(ConfigDict(extra="forbid"))
@@ -69,9 +64,10 @@ class SandboxResult(TypedDict):
     duration_seconds: float
 
 
-def truncation_marker(limit_bytes: int) -> str:
-    """The line appended to a stream cut at the output cap."""
-    return f"\n[output truncated by the Colony sandbox at {limit_bytes} bytes; the run was stopped]\n"
+def truncation_marker(limit_bytes: int, *, stopped: bool = True) -> str:
+    """The line appended to a stream cut at the output cap (``stopped``: the run was killed for it)."""
+    tail = "; the run was stopped" if stopped else ""
+    return f"\n[output truncated by the Colony sandbox at {limit_bytes} bytes{tail}]\n"
 
 
 class SandboxSession:
@@ -86,7 +82,6 @@ class SandboxSession:
         self._config = config
         self._client_factory = client_factory
         self._held = _Held()
-        self._locks: dict[ContainerPlan, threading.Lock] = {}
         self._guard = threading.Lock()
         # Runs on close(), when the session is garbage-collected, or at interpreter exit (Ctrl-C included).
         self._finalizer = weakref.finalize(self, _remove_all, self._held)
@@ -107,9 +102,12 @@ class SandboxSession:
             return self._held.client
 
     def container_id(self, plan: ContainerPlan) -> str | None:
-        """The id of the container serving ``plan``, if one is running."""
-        box = self._held.containers.get(plan)
-        return box.id if box else None
+        """The id of the container the next call of ``plan`` would run in, if one is running."""
+        return self._held.pool.newest(plan)
+
+    def container_ids(self, plan: ContainerPlan) -> list[str]:
+        """The ids of every running container of ``plan`` (more than one while calls overlap)."""
+        return self._held.pool.ids(plan)
 
     def image_present(self, plan: ContainerPlan) -> bool:
         """Whether the plan's image is on the engine (a SandboxError if no engine answers)."""
@@ -131,119 +129,81 @@ class SandboxSession:
         files: Mapping[str, bytes],
         timeout_seconds: float,
         limit_bytes: int,
+        interrupt: Interrupt | None = None,
     ) -> SandboxResult:
-        """Run ``command`` in the plan's container (started if need be), blocking until it is done."""
-        with self._lock_for(plan):
-            started = time.monotonic()
-            call = DockerCall(plan.role, plan.image, f"running {command[0]!r}")
-            client = self.client(call)
-            with docker_errors_translated(call):
-                box = self._ensure_container(client, plan)
-                prepared, box.ready_dir = box.ready_dir, None
-                call_dir = prepared or _new_call_dir()
-                if files or prepared is None:
-                    client.api.put_archive(box.id, WORK_ROOT, pack_call_directory(call_dir, files))
-                outcome = run_exec(
-                    client.api,
-                    box.id,
-                    command,
-                    stdin=stdin,
-                    workdir=f"{WORK_ROOT}/{call_dir}",
-                    user=plan.user,
-                    environment={"OUT": f"{WORK_ROOT}/{call_dir}/{OUTPUT_DIR}"},
-                    deadline=started + timeout_seconds,
-                    limit_bytes=limit_bytes,
-                    stop=lambda: self._kill_leftovers(client, plan, box),
-                )
-                collected = None
-                if outcome.finished and not outcome.timed_out:
-                    collected = self._finish(client, plan, box, call_dir, limit_bytes)
-                if collected is None:
-                    self._recycle(client, plan)
-            return _result(outcome, collected, limit_bytes, time.monotonic() - started)
+        """Run ``command`` in a container of the plan (started if need be), blocking until it is done.
+
+        ``timeout_seconds`` covers waiting for a free container as well as the run.
+        Raising ``interrupt`` (from another thread) stops the call as a timeout would.
+        """
+        started = time.monotonic()
+        deadline = started + timeout_seconds
+        call = DockerCall(plan.role, plan.image, f"running {command[0]!r}")
+        client = self.client(call)
+        with docker_errors_translated(call):
+            box = self._held.pool.acquire(client, plan, deadline=deadline, interrupt=interrupt)
+            healthy = False
+            try:
+                outcome, report = self._call(client, plan, box, command, stdin, files, deadline, limit_bytes, interrupt)
+                healthy = report is not None and report.clean
+            finally:
+                self._held.pool.release(client, plan, box, healthy=healthy)
+        return _result(outcome, report, limit_bytes, time.monotonic() - started)
 
     def close(self) -> None:
         """Remove every container this session started; safe to call twice."""
         self._finalizer()
 
-    def _lock_for(self, plan: ContainerPlan) -> threading.Lock:
-        with self._guard:
-            return self._locks.setdefault(plan, threading.Lock())
-
-    def _ensure_container(self, client: Any, plan: ContainerPlan) -> _Box:
-        box = self._held.containers.get(plan)
-        if box is not None:
-            if client.api.inspect_container(box.id)["State"].get("Running"):
-                return box
-            self._recycle(client, plan)
-        reap_orphans(client)
-        # create + start, never run: run() would try to pull a missing image from a registry.
-        container = client.containers.create(labels=owner_labels(plan.role), **plan.create_kwargs())
-        container.start()
-        box = self._held.containers[plan] = _Box(str(container.id))
-        return box
-
-    def _finish(
-        self, client: Any, plan: ContainerPlan, box: _Box, call_dir: str, limit_bytes: int
-    ) -> CollectedFiles | None:
-        """Collect the call's outputs, kill what it left running, empty its directories, prepare the next.
-
-        None when the container could not be cleaned (it must then be replaced).
-        """
-        next_dir = _new_call_dir()
+    def _call(
+        self,
+        client: Any,
+        plan: ContainerPlan,
+        box: Box,
+        command: list[str],
+        stdin: bytes | None,
+        files: Mapping[str, bytes],
+        deadline: float,
+        limit_bytes: int,
+        interrupt: Interrupt | None,
+    ) -> tuple[ExecOutcome, RunnerReport | None]:
+        """One exec of the runner in ``box``; its outcome and the runner's report (None: replace the container)."""
+        name = uuid.uuid4().hex
+        call_dir = f"{WORK_ROOT}/{name}"
+        if files:  # the archive creates the directory; without files the runner makes it
+            client.api.put_archive(box.id, WORK_ROOT, pack_call_directory(name, files))
+        budget = archive_budget(limit_bytes)
         outcome = run_exec(
             client.api,
             box.id,
-            [*_FINISH_COMMAND, f"{WORK_ROOT}/{call_dir}/{OUTPUT_DIR}", f"{WORK_ROOT}/{next_dir}/{OUTPUT_DIR}"],
-            stdin=None,
-            workdir="/",
+            runner_command(call_dir, command, archive_bytes=budget),
+            stdin=stdin,
+            workdir=WORK_ROOT,
             user=plan.user,
-            environment={},
-            deadline=time.monotonic() + _FINISH_TIMEOUT_SECONDS,
-            limit_bytes=2 * limit_bytes + _TAR_OVERHEAD_BYTES,
+            environment={"OUT": f"{call_dir}/{OUTPUT_DIR}"},
+            deadline=deadline,
+            limit_bytes=limit_bytes,
+            stderr_limit_bytes=limit_bytes + report_overhead(limit_bytes),
+            stop=lambda: _kill_everything(client, plan, box),
+            interrupt=interrupt,
         )
-        if outcome.exit_code != 0:
-            return None
-        box.ready_dir = next_dir
-        return collect_outputs(bytes(outcome.stdout), limit_bytes=limit_bytes, complete=not outcome.stdout_truncated)
-
-    def _kill_leftovers(self, client: Any, plan: ContainerPlan, box: _Box) -> None:
-        """Kill every process of the command's user (the container's main process is another user's)."""
-        run_exec(
-            client.api,
-            box.id,
-            _KILL_COMMAND,
-            stdin=None,
-            workdir="/",
-            user=plan.user,
-            environment={},
-            deadline=time.monotonic() + _FINISH_TIMEOUT_SECONDS,
-            limit_bytes=4096,
-        )
-
-    def _recycle(self, client: Any, plan: ContainerPlan) -> None:
-        box = self._held.containers.pop(plan, None)
-        if box is not None:
-            _remove(client, box.id)
+        if outcome.timed_out or outcome.interrupted or outcome.stdout_truncated or outcome.stderr_truncated:
+            return outcome, None
+        return outcome, read_report(bytes(outcome.stderr), outcome.exit_code, archive_bytes=budget)
 
 
-def _new_call_dir() -> str:
-    return uuid.uuid4().hex
-
-
-@dataclass
-class _Box:
-    """One running container, and the empty work directory its last clean-up prepared."""
-
-    id: str
-    ready_dir: str | None = None
-
-
-def _remove(client: Any, container_id: str) -> None:
-    try:
-        client.api.remove_container(container_id, force=True, v=True)
-    except docker_errors.NotFound:
-        return
+def _kill_everything(client: Any, plan: ContainerPlan, box: Box) -> None:
+    """Kill every process of the command's user (the container's main process is another user's)."""
+    run_exec(
+        client.api,
+        box.id,
+        _KILL_COMMAND,
+        stdin=None,
+        workdir="/",
+        user=plan.user,
+        environment={},
+        deadline=time.monotonic() + _KILL_TIMEOUT_SECONDS,
+        limit_bytes=4096,
+    )
 
 
 @dataclass
@@ -251,7 +211,7 @@ class _Held:
     """What a session holds, apart from the session itself, so its finalizer can release it."""
 
     client: Any = None
-    containers: dict[ContainerPlan, _Box] = field(default_factory=dict)
+    pool: ContainerPool = field(default_factory=ContainerPool)
 
 
 def _remove_all(held: _Held) -> None:
@@ -259,29 +219,40 @@ def _remove_all(held: _Held) -> None:
 
     An engine that is gone by then is logged, not raised: the next start reaps the containers.
     """
-    while held.containers:
-        plan, box = held.containers.popitem()
-        try:
-            _remove(held.client, box.id)
-        except (docker_errors.DockerException, OSError) as error:
-            logger.warning("could not remove sandbox container for role %r: %s", plan.role, error)
-    if held.client is not None:
-        held.client.close()
-        held.client = None
+    if held.client is None:
+        return
+    held.pool.remove_all(
+        held.client,
+        on_error=lambda plan, error: logger.warning(
+            "could not remove sandbox container for role %r: %s", plan.role, error
+        ),
+    )
+    held.client.close()
+    held.client = None
 
 
-def _result(outcome: ExecOutcome, collected: Any, limit_bytes: int, duration: float) -> SandboxResult:
-    marker = truncation_marker(limit_bytes)
-    stdout = outcome.stdout.decode("utf-8", errors="replace") + (marker if outcome.stdout_truncated else "")
-    stderr = outcome.stderr.decode("utf-8", errors="replace") + (marker if outcome.stderr_truncated else "")
+def _result(outcome: ExecOutcome, report: RunnerReport | None, limit_bytes: int, duration: float) -> SandboxResult:
+    collected: CollectedFiles | None = None
+    if report is None:  # stopped, or the runner did not finish: the whole stderr stream is the command's
+        exit_code, stderr = outcome.exit_code, bytes(outcome.stderr)
+    else:
+        exit_code, stderr = report.exit_code, report.stderr
+        if report.archive:
+            collected = collect_outputs(report.archive, limit_bytes=limit_bytes, complete=report.archive_complete)
+    stderr_truncated = outcome.stderr_truncated or len(stderr) > limit_bytes
     return SandboxResult(
-        exit_code=outcome.exit_code,
-        stdout=stdout,
-        stderr=stderr,
+        exit_code=exit_code,
+        stdout=_text(bytes(outcome.stdout), limit_bytes, cut=outcome.stdout_truncated, stopped=True),
+        stderr=_text(stderr, limit_bytes, cut=stderr_truncated, stopped=outcome.stderr_truncated),
         stdout_truncated=outcome.stdout_truncated,
-        stderr_truncated=outcome.stderr_truncated,
-        timed_out=outcome.timed_out,
+        stderr_truncated=stderr_truncated,
+        timed_out=outcome.timed_out or outcome.interrupted,
         output_files=collected.files if collected else {},
         output_files_truncated=bool(collected and collected.truncated),
         duration_seconds=round(duration, 4),
     )
+
+
+def _text(stream: bytes, limit_bytes: int, *, cut: bool, stopped: bool) -> str:
+    text = stream[:limit_bytes].decode("utf-8", errors="replace")
+    return text + truncation_marker(limit_bytes, stopped=stopped) if cut else text

@@ -1,6 +1,5 @@
-"""Colony's surfaces: the MCP server, the HTTP gateway and the Python client, over one tool host."""
+"""Colony's surfaces: the MCP server, the HTTP gateway and the Python client, thin adapters over Runtime.call."""
 
-from colony.surfaces.client import UnifiedToolClient
-from colony.surfaces.toolhost import Caller, CallResult, LocalToolHost
+from colony.surfaces.client import ToolAnswer, UnifiedToolClient
 
-__all__ = ["CallResult", "Caller", "LocalToolHost", "UnifiedToolClient"]
+__all__ = ["ToolAnswer", "UnifiedToolClient"]

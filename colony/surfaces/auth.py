@@ -1,9 +1,18 @@
-"""Bearer tokens and the capability tokens they grant (seed 004).
+"""Authentication: a credential becomes a Principal before anything else runs.
 
-A gateway with no tokens configured is open, and may then only listen on
-loopback. With tokens configured every tool call names one; a token grants
-capability tokens (``tool:pii_redact`` ...; ``*`` grants all), and a call is
-refused unless its token grants each of the tool's ``required_capabilities``.
+Two token sources sit behind one interface (``Authenticator``):
+
+- ``TokenTable``: static bearer tokens, each bound to one principal
+  (``{"<token>": {"agent": "engineer-1", "capabilities": ["tool:*"], "operator": false}}``);
+  the older list form (``{"<token>": ["tool:unit_convert"]}``) still loads, as an
+  anonymous non-operator principal, with a warning.
+- ``JwtAuthenticator``: OAuth 2.1 bearer JWTs verified against a JWKS, as the MCP
+  authorization spec has HTTP servers do: asymmetric algorithms only, the audience
+  bound to this server (RFC 8707), ``sub`` names the agent, scopes grant capability
+  tokens and ``colony:operator`` the operator role.
+
+With neither configured the gateway is open, may only listen on loopback, and every
+caller is this machine's local operator principal.
 """
 
 from __future__ import annotations
@@ -11,73 +20,190 @@ from __future__ import annotations
 import hmac
 import json
 import os
+import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any, Protocol
 
-from colony.errors import AuthenticationError, CapabilityDeniedError, SurfaceError
-from colony.spec import ToolSpec
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-__all__ = ["ALL_CAPABILITIES", "OPEN", "Grants", "TokenTable", "parse_tokens", "tokens_from_env"]
+from colony.errors import AuthenticationError, SurfaceError
+from colony.runtime.principal import ANONYMOUS_AGENT, LOCAL_OPERATOR, OPERATOR_SCOPE, Principal
 
-ALL_CAPABILITIES = "*"
+__all__ = [
+    "ASYMMETRIC_ALGORITHMS",
+    "Authenticator",
+    "JwtAuthenticator",
+    "JwtSettings",
+    "OpenAccess",
+    "TokenGrant",
+    "TokenTable",
+    "bearer_token",
+    "parse_tokens",
+    "tokens_from_env",
+]
 
-
-@dataclass(frozen=True)
-class Grants:
-    """The capability tokens one caller holds."""
-
-    capabilities: frozenset[str]
-
-    def allows(self, capability: str) -> bool:
-        """Whether this caller holds ``capability``."""
-        return ALL_CAPABILITIES in self.capabilities or capability in self.capabilities
-
-    def require(self, spec: ToolSpec) -> None:
-        """Raise CapabilityDeniedError naming each of the tool's capability tokens the caller lacks."""
-        missing = [token for token in spec.required_capabilities if not self.allows(token)]
-        if missing:
-            raise CapabilityDeniedError(
-                f"calling {spec.name} requires the capability token(s) {', '.join(missing)}, "
-                "which the presented bearer token does not grant",
-                missing=missing,
-            )
+ASYMMETRIC_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 
 
-OPEN = Grants(frozenset({ALL_CAPABILITIES}))
+class TokenGrant(BaseModel):
+    """The principal one static bearer token stands for."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    agent: str = Field(min_length=1, max_length=256, description="The agent id the token authenticates as.")
+    capabilities: list[str] = Field(default_factory=list, description="Capability tokens granted ('*' grants all).")
+    operator: bool = Field(default=False, description="Whether the token's holder may act for other agents.")
+
+    def principal(self) -> Principal:
+        """The principal this grant describes."""
+        return Principal.of(self.agent, self.capabilities, operator=self.operator)
+
+
+class Authenticator(Protocol):
+    """Turns an ``Authorization`` header value into a Principal, or raises AuthenticationError."""
+
+    @property
+    def open(self) -> bool:
+        """Whether calls need no credential at all (an open, loopback-only gateway)."""
+        ...
+
+    def authenticate(self, authorization: str | None) -> Principal:
+        """The principal the credential stands for."""
+        ...
+
+
+class OpenAccess:
+    """No credentials configured: every caller is the local operator (loopback only)."""
+
+    open = True
+
+    def authenticate(self, authorization: str | None) -> Principal:
+        """The local operator principal."""
+        return LOCAL_OPERATOR
+
+
+def bearer_token(authorization: str | None) -> str:
+    """The token of an ``Authorization: Bearer <token>`` header value, or AuthenticationError."""
+    if not authorization:
+        raise AuthenticationError("this gateway requires a bearer token: send 'Authorization: Bearer <token>'")
+    scheme, _, token = authorization.strip().partition(" ")
+    if scheme.lower() != "bearer" or not token.strip():
+        raise AuthenticationError("the Authorization header must be 'Bearer <token>'")
+    return token.strip()
 
 
 class TokenTable:
-    """Bearer token -> granted capability tokens."""
+    """Static bearer tokens, each bound to one principal."""
 
-    def __init__(self, tokens: Mapping[str, Iterable[str]] | None = None) -> None:
-        self._tokens = {token: Grants(frozenset(granted)) for token, granted in (tokens or {}).items()}
-        if any(not token.strip() for token in self._tokens):
-            raise SurfaceError("a configured bearer token is empty")
+    open = False
 
-    @property
-    def configured(self) -> bool:
-        """Whether any token is configured (a gateway without tokens is open)."""
-        return bool(self._tokens)
-
-    def authenticate(self, authorization: str | None) -> Grants:
-        """The grants of the bearer token in an ``Authorization`` header value."""
+    def __init__(self, tokens: Mapping[str, TokenGrant | Mapping[str, Any] | Iterable[str]]) -> None:
+        self._tokens: list[tuple[bytes, Principal]] = []
+        for token, grant in tokens.items():
+            if not token.strip():
+                raise SurfaceError("a configured bearer token is empty")
+            self._tokens.append((token.encode(), _grant(grant).principal()))
         if not self._tokens:
-            return OPEN
-        if not authorization:
-            raise AuthenticationError("this gateway requires a bearer token: send 'Authorization: Bearer <token>'")
-        scheme, _, token = authorization.strip().partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise AuthenticationError("the Authorization header must be 'Bearer <token>'")
-        presented = token.strip().encode()
-        for known, grants in self._tokens.items():
-            if hmac.compare_digest(known.encode(), presented):
-                return grants
-        raise AuthenticationError("the bearer token is not one this gateway knows")
+            raise SurfaceError("a token table needs at least one token")
+
+    def authenticate(self, authorization: str | None) -> Principal:
+        """The principal bound to the presented token (compared in constant time)."""
+        presented = bearer_token(authorization).encode()
+        found = None
+        for known, principal in self._tokens:
+            if hmac.compare_digest(known, presented):
+                found = principal
+        if found is None:
+            raise AuthenticationError("the bearer token is not one this gateway knows")
+        return found
 
 
-def tokens_from_env() -> dict[str, list[str]]:
-    """``COLONY_GATEWAY_TOKENS`` (a JSON object) or ``COLONY_GATEWAY_TOKENS_FILE`` (a path to one); else none."""
+def _grant(value: TokenGrant | Mapping[str, Any] | Iterable[str]) -> TokenGrant:
+    if isinstance(value, TokenGrant):
+        return value
+    if isinstance(value, Mapping):
+        return TokenGrant.model_validate(dict(value))
+    return TokenGrant(agent=ANONYMOUS_AGENT, capabilities=list(value))
+
+
+@dataclass(frozen=True)
+class JwtSettings:
+    """Where the JWKS is and what a token must say to be accepted."""
+
+    audience: str
+    jwks_url: str | None = None
+    jwks: Mapping[str, Any] | None = None
+    issuer: str | None = None
+    algorithms: tuple[str, ...] = ASYMMETRIC_ALGORITHMS
+    leeway_seconds: float = 30.0
+
+
+class JwtAuthenticator:
+    """OAuth 2.1 bearer JWTs, verified against a JWKS (PyJWT), bound to this server's audience."""
+
+    open = False
+
+    def __init__(self, settings: JwtSettings) -> None:
+        import jwt
+
+        weak = [name for name in settings.algorithms if name not in ASYMMETRIC_ALGORITHMS]
+        if weak:
+            raise SurfaceError(f"JWT algorithms {weak} are not allowed: only asymmetric ones ({ASYMMETRIC_ALGORITHMS})")
+        if (settings.jwks_url is None) == (settings.jwks is None):
+            raise SurfaceError("JWT authentication needs exactly one of a JWKS URL or a JWKS document")
+        self.settings = settings
+        self._client = jwt.PyJWKClient(settings.jwks_url, cache_keys=True) if settings.jwks_url else None
+        self._keys = jwt.PyJWKSet.from_dict(dict(settings.jwks)) if settings.jwks is not None else None
+
+    def _key(self, token: str) -> Any:
+        import jwt
+
+        if self._client is not None:
+            return self._client.get_signing_key_from_jwt(token).key
+        assert self._keys is not None
+        kid = jwt.get_unverified_header(token).get("kid")
+        matching = [key for key in self._keys.keys if kid is None or key.key_id == kid]
+        if not matching:
+            raise jwt.InvalidTokenError(f"no key with kid {kid!r} in the JWKS")
+        return matching[0].key
+
+    def claims(self, token: str) -> dict[str, Any]:
+        """The verified claims, or AuthenticationError saying why the token is refused."""
+        import jwt
+
+        try:
+            claims: dict[str, Any] = jwt.decode(
+                token,
+                self._key(token),
+                algorithms=list(self.settings.algorithms),
+                audience=self.settings.audience,
+                issuer=self.settings.issuer,
+                leeway=self.settings.leeway_seconds,
+                options={"require": ["exp", "sub", "aud"]},
+            )
+        except (jwt.PyJWTError, ValueError) as error:
+            raise AuthenticationError(f"the bearer JWT is not accepted: {error}") from None
+        return claims
+
+    def authenticate(self, authorization: str | None) -> Principal:
+        """The principal a verified JWT names: ``sub`` the agent, scopes its capability tokens."""
+        return principal_from_claims(self.claims(bearer_token(authorization)))
+
+
+def principal_from_claims(claims: Mapping[str, Any]) -> Principal:
+    """``sub`` is the agent; ``scope`` (space-separated) or ``scp`` (a list) grant capability tokens."""
+    subject = claims.get("sub")
+    if not isinstance(subject, str) or not subject.strip():
+        raise AuthenticationError("the bearer JWT has no subject ('sub') naming the agent")
+    raw = claims.get("scope", claims.get("scp", ""))
+    scopes = raw.split() if isinstance(raw, str) else [str(item) for item in raw or []]
+    return Principal.of(subject, [s for s in scopes if s != OPERATOR_SCOPE], operator=OPERATOR_SCOPE in scopes)
+
+
+def tokens_from_env() -> dict[str, TokenGrant]:
+    """``COLONY_GATEWAY_TOKENS`` (JSON) or ``COLONY_GATEWAY_TOKENS_FILE`` (a path to it); else none."""
     text = os.environ.get("COLONY_GATEWAY_TOKENS", "").strip()
     if text:
         return parse_tokens(text, "COLONY_GATEWAY_TOKENS")
@@ -90,14 +216,39 @@ def tokens_from_env() -> dict[str, list[str]]:
         raise SurfaceError(f"{path}: cannot read the gateway's token file: {error}") from None
 
 
-def parse_tokens(text: str, source: str) -> dict[str, list[str]]:
-    """A token table from JSON ``{"<token>": ["tool:unit_convert", ...]}``, naming ``source`` on error."""
+def parse_tokens(text: str, source: str) -> dict[str, TokenGrant]:
+    """A token table from JSON, naming ``source`` on error.
+
+    Each value is ``{"agent": ..., "capabilities": [...], "operator": false}``; a plain list
+    of capability tokens (the older form) is read as an anonymous non-operator principal.
+    """
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
         raise SurfaceError(f"{source}: tokens are not valid JSON: {error}") from None
-    if not isinstance(document, dict) or not all(
-        isinstance(granted, list) and all(isinstance(item, str) for item in granted) for granted in document.values()
-    ):
-        raise SurfaceError(f'{source}: tokens must be a JSON object {{"<token>": ["tool:<name>", ...]}}')
-    return document
+    shape = '{"<token>": {"agent": "<agent id>", "capabilities": ["tool:<name>", ...], "operator": false}}'
+    if not isinstance(document, dict):
+        raise SurfaceError(f"{source}: tokens must be a JSON object {shape}")
+    grants: dict[str, TokenGrant] = {}
+    legacy = 0
+    for token, value in document.items():
+        if isinstance(value, list) and all(isinstance(item, str) for item in value):
+            legacy += 1
+            grants[token] = TokenGrant(agent=ANONYMOUS_AGENT, capabilities=value)
+            continue
+        try:
+            grants[token] = TokenGrant.model_validate(value)
+        except ValidationError as error:
+            detail = error.errors(include_url=False)[0]
+            where = ".".join(str(part) for part in detail["loc"]) or "<value>"
+            raise SurfaceError(
+                f"{source}: a token's grant is invalid at {where}: {detail['msg']}; expected {shape}"
+            ) from None
+    if legacy:
+        warnings.warn(
+            f"{source}: {legacy} token(s) use the list form, which binds no agent: each authenticates as the "
+            f"anonymous non-operator principal; write {shape} instead",
+            FutureWarning,
+            stacklevel=2,
+        )
+    return grants

@@ -1,27 +1,52 @@
 """``UnifiedToolClient``: agent code's way to the same tools, in-process or through a gateway (seed 004).
 
-Local calls run in this process through the same tool host the gateway uses;
-remote calls POST to a gateway's ``/v1/tool_call``. Either way a failure is
-raised as the Colony error it is, so bad input is a ``ValueError``
-(``ToolInputError``) whose message names the problem.
+Local calls go through this process's Runtime as the local operator, acting for
+the agent named by ``agent_id=``; remote calls POST to a gateway's
+``/v1/tool_call`` with a bearer token, whose principal the gateway decides.
+Either way a governed call carries its case to the gate (rationale, rollback
+plan, evidence), and a failure is raised as the Colony error it is: bad input
+is a ``ValueError`` (``ToolInputError``) naming the problem, a refused or held
+call an ``ActionNotExecutedError`` carrying the verdict.
 """
 
 from __future__ import annotations
 
 import asyncio
-import os
-from collections.abc import Coroutine
+from collections.abc import Coroutine, Mapping
+from dataclasses import dataclass
 from typing import Any, TypeVar
 
 import httpx
 
 from colony.errors import CallTimeoutError, PeerError, SurfaceError
+from colony.runtime import LOCAL_OPERATOR, CallRequest, Runtime
+from colony.surfaces.definitions import catalog_record
 from colony.surfaces.error_mapping import rebuild_error
-from colony.surfaces.toolhost import Caller, LocalToolHost
 
-__all__ = ["UnifiedToolClient"]
+__all__ = ["LocalTools", "ToolAnswer", "UnifiedToolClient"]
 
 T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class ToolAnswer:
+    """A tool's result; for a governed call also the gate's verdict and the recorded outcome."""
+
+    result: Any
+    verdict: dict[str, Any] | None = None
+    outcome: dict[str, Any] | None = None
+    node: str | None = None
+
+
+@dataclass(frozen=True)
+class LocalTools:
+    """The tools this process serves its local operator, as seed 004's ToolSchema records."""
+
+    runtime: Runtime
+
+    def list_tools(self) -> list[dict[str, Any]]:
+        """Every tool the local operator may call, in name order."""
+        return [catalog_record(tool.cls) for tool in self.runtime.visible_tools(LOCAL_OPERATOR)]
 
 
 class UnifiedToolClient:
@@ -33,39 +58,83 @@ class UnifiedToolClient:
         agent_id: str | None = None,
         token: str | None = None,
         timeout_seconds: float = 30.0,
-        toolhost: LocalToolHost | None = None,
+        runtime: Runtime | None = None,
     ) -> None:
-        self.agent_id = agent_id or os.environ.get("COLONY_AGENT_ID") or "anonymous"
+        self.agent_id = agent_id
         self.token = token
         self.timeout_seconds = timeout_seconds
-        self._toolhost = toolhost
+        self._runtime = runtime
 
-    def get_local_toolhost(self) -> LocalToolHost:
-        """The in-process tool host (``.list_tools()`` lists the catalog as seed 004 shows it)."""
-        if self._toolhost is None:
-            self._toolhost = LocalToolHost(timeout_seconds=self.timeout_seconds)
-        return self._toolhost
+    def get_local_runtime(self) -> Runtime:
+        """The in-process runtime (created on first use)."""
+        if self._runtime is None:
+            self._runtime = Runtime(timeout_seconds=self.timeout_seconds)
+        return self._runtime
 
-    def call_tool_local(self, name: str, args: dict[str, Any] | None = None) -> Any:
-        """Run ``name`` in this process and return its result."""
-        return _run(self.acall_tool_local(name, args))
+    def get_local_toolhost(self) -> LocalTools:
+        """The local catalog as seed 004's client shows it (``.list_tools()``)."""
+        return LocalTools(self.get_local_runtime())
 
-    async def acall_tool_local(self, name: str, args: dict[str, Any] | None = None) -> Any:
+    def call_tool_local(self, name: str, args: dict[str, Any] | None = None, **case: Any) -> Any:
+        """Run ``name`` in this process and return its result (``case``: rationale, rollback_plan, evidence)."""
+        return _run(self.acall_tool_local(name, args, **case))
+
+    async def acall_tool_local(self, name: str, args: dict[str, Any] | None = None, **case: Any) -> Any:
         """``call_tool_local`` for code already inside an event loop."""
-        answer = await self.get_local_toolhost().call(name, {} if args is None else args, Caller(self.agent_id))
-        return answer.result
+        return (await self.acall_local(name, args, **case)).result
 
-    def call_tool_remote(self, *, http_url: str, tool_name: str, tool_args: dict[str, Any] | None = None) -> Any:
+    async def acall_local(
+        self,
+        name: str,
+        args: dict[str, Any] | None = None,
+        *,
+        rationale: str | None = None,
+        rollback_plan: str | None = None,
+        evidence: Mapping[str, Any] | None = None,
+    ) -> ToolAnswer:
+        """Run ``name`` here and return the result with the verdict and record of a governed call."""
+        request = CallRequest(
+            tool=name,
+            arguments={} if args is None else args,
+            agent_id=self.agent_id,
+            rationale=rationale,
+            rollback_plan=rollback_plan,
+            evidence=evidence,
+        )
+        outcome = (await self.get_local_runtime().call(request, LOCAL_OPERATOR)).raise_for_status()
+        return ToolAnswer(result=outcome.result, verdict=outcome.verdict, outcome=outcome.record)
+
+    def call_tool_remote(
+        self, *, http_url: str, tool_name: str, tool_args: dict[str, Any] | None = None, **case: Any
+    ) -> Any:
         """Run ``tool_name`` on the gateway at ``http_url`` and return its result."""
-        return _run(self.acall_tool_remote(http_url=http_url, tool_name=tool_name, tool_args=tool_args))
+        return _run(self.acall_tool_remote(http_url=http_url, tool_name=tool_name, tool_args=tool_args, **case))
 
-    async def acall_tool_remote(self, *, http_url: str, tool_name: str, tool_args: dict[str, Any] | None = None) -> Any:
+    async def acall_tool_remote(
+        self, *, http_url: str, tool_name: str, tool_args: dict[str, Any] | None = None, **case: Any
+    ) -> Any:
         """``call_tool_remote`` for code already inside an event loop."""
-        headers = {"x-colony-agent": self.agent_id}
+        return (await self.acall_remote(http_url, tool_name, tool_args, **case)).result
+
+    async def acall_remote(
+        self,
+        http_url: str,
+        tool_name: str,
+        tool_args: dict[str, Any] | None = None,
+        *,
+        rationale: str | None = None,
+        rollback_plan: str | None = None,
+        evidence: Mapping[str, Any] | None = None,
+    ) -> ToolAnswer:
+        """Run ``tool_name`` on a gateway and return the result with the verdict and record of a governed call."""
+        headers = {}
+        if self.agent_id:
+            headers["x-colony-agent"] = self.agent_id
         if self.token:
             headers["authorization"] = f"Bearer {self.token}"
-        arguments = {} if tool_args is None else tool_args
-        body = {"target": {"kind": "local"}, "tool_name": tool_name, "tool_args": arguments}
+        body: dict[str, Any] = {"target": {"kind": "local"}, "tool_name": tool_name, "tool_args": tool_args or {}}
+        case = {"rationale": rationale, "rollback_plan": rollback_plan, "evidence": evidence}
+        body |= {key: value for key, value in case.items() if value is not None}
         url = f"{http_url.rstrip('/')}/v1/tool_call"
         try:
             async with httpx.AsyncClient(timeout=self.timeout_seconds) as http:
@@ -82,7 +151,17 @@ class UnifiedToolClient:
             raise PeerError(f"{url} answered HTTP {response.status_code} without a tool-call result")
         if not answer["ok"]:
             raise rebuild_error(answer.get("error"), response.status_code)
-        return answer.get("result")
+        return ToolAnswer(
+            result=answer.get("result"),
+            verdict=answer.get("verdict"),
+            outcome=answer.get("outcome"),
+            node=answer.get("node"),
+        )
+
+    async def aclose(self) -> None:
+        """Shut down the local runtime's tool instances, if one was created."""
+        if self._runtime is not None:
+            await self._runtime.aclose()
 
 
 def _run(coroutine: Coroutine[Any, Any, T]) -> T:

@@ -14,23 +14,17 @@ from dataclasses import dataclass
 from typing import Any
 
 from colony.capability import ToolCapability
+from colony.runtime.catalog import is_governed
 from colony.spec import Determinism
 
 __all__ = [
     "GOVERNANCE_PROPERTIES",
-    "IDENTITY_PROPERTY",
     "ToolDefinition",
+    "catalog_record",
     "definition_hash",
     "served_definition",
 ]
 
-IDENTITY_PROPERTY: dict[str, Any] = {
-    "agent_id": {
-        "type": "string",
-        "minLength": 1,
-        "description": "The calling agent's id, for trust and roles; defaults to the connection's agent.",
-    }
-}
 GOVERNANCE_PROPERTIES: dict[str, Any] = {
     "rationale": {
         "type": "string",
@@ -80,12 +74,24 @@ def definition_hash(definition: ToolDefinition) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
 
 
+_served: dict[type[ToolCapability], ToolDefinition] = {}
+
+
 def served_definition(cls: type[ToolCapability]) -> ToolDefinition:
+    """The definition served for ``cls``'s primary action, built once per class (see ``_definition``)."""
+    definition = _served.get(cls)
+    if definition is None:
+        definition = _served[cls] = _definition(cls)
+    return definition
+
+
+def _definition(cls: type[ToolCapability]) -> ToolDefinition:
     """The definition served for ``cls``'s primary action.
 
-    The input schema gains an optional ``agent_id`` (and, for a side-effecting
-    tool, the ``rationale`` and ``rollback_plan`` the gate reads); a
-    side-effecting tool answers with its verdict beside its result.
+    For a side-effecting tool the input schema gains the ``rationale``,
+    ``rollback_plan`` and ``evidence`` the gate reads, and the tool answers with
+    its verdict beside its result. Identity is never an argument: it comes from
+    authentication.
     """
     spec = cls.spec
     capability = cls()
@@ -93,14 +99,15 @@ def served_definition(cls: type[ToolCapability]) -> ToolDefinition:
     menu = {entry.action: entry for entry in capability.get_action_descriptions()}
     entry = menu[action]
     side_effecting = capability.action_side_effecting(action)
-    added = {**IDENTITY_PROPERTY, **(GOVERNANCE_PROPERTIES if side_effecting else {})}
+    governed = is_governed(cls, action)
+    added = GOVERNANCE_PROPERTIES if governed else {}
     schema = dict(entry.input_schema)
     properties = dict(schema.get("properties", {}))
     for name, value in added.items():
         properties.setdefault(name, value)
     schema["properties"] = properties
     output = _output_schema(cls)
-    if side_effecting:
+    if governed:
         output = {
             "type": "object",
             "properties": {"verdict": _VERDICT_SCHEMA, "result": output or {}, "outcome": {"type": "object"}},
@@ -128,3 +135,22 @@ def _output_schema(cls: type[ToolCapability]) -> dict[str, Any] | None:
     """The declared output schema, when it describes a JSON object (MCP's structured content)."""
     schema = cls.spec.outputs_schema
     return schema if schema is not None and schema.get("type") == "object" else None
+
+
+def catalog_record(cls: type[ToolCapability]) -> dict[str, Any]:
+    """The tool as seed 004's catalog lists it (a ToolSchema record)."""
+    spec = cls.spec
+    action = cls.primary_action()
+    return {
+        "tool_id": spec.tool_id,
+        "name": spec.name,
+        "version": spec.version,
+        "description": spec.description,
+        "input_schema": cls.actions()[action].input_schema,
+        "output_schema": spec.outputs_schema,
+        "required_capabilities": list(spec.required_capabilities),
+        "required_capability": spec.required_capabilities[0],
+        "policy_tags": list(spec.policy_tags),
+        "deterministic": spec.deterministic,
+        "side_effecting": served_definition(cls).side_effecting,
+    }

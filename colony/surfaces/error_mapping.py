@@ -6,13 +6,22 @@ so a new error cannot silently surface as a 500 or an internal JSON-RPC error.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, ErrorData
 
 from colony import errors
 
-__all__ = ["HTTP_STATUS", "MCP_ERROR_CODE", "error_class_named", "http_status", "mcp_error", "rebuild_error"]
+__all__ = [
+    "HTTP_STATUS",
+    "MCP_ERROR_CODE",
+    "error_class_named",
+    "http_headers",
+    "http_status",
+    "mcp_error",
+    "rebuild_error",
+]
 
 HTTP_STATUS: dict[type[errors.ColonyError], int] = {
     errors.ColonyError: 500,
@@ -51,6 +60,9 @@ HTTP_STATUS: dict[type[errors.ColonyError], int] = {
     errors.CallTimeoutError: 504,
     errors.PeerError: 502,
     errors.ActionNotExecutedError: 409,
+    errors.IdentityError: 403,
+    errors.UngatedActionError: 500,
+    errors.RateLimitedError: 429,
 }
 
 # JSON-RPC codes: the protocol's own for bad parameters, the implementation-defined
@@ -92,6 +104,9 @@ MCP_ERROR_CODE: dict[type[errors.ColonyError], int] = {
     errors.CallTimeoutError: -32024,
     errors.PeerError: -32025,
     errors.ActionNotExecutedError: -32026,
+    errors.IdentityError: -32027,
+    errors.UngatedActionError: -32028,
+    errors.RateLimitedError: -32029,
 }
 
 
@@ -107,6 +122,15 @@ def http_status(error: errors.ColonyError) -> int:
     return _lookup(HTTP_STATUS, error)
 
 
+def http_headers(error: errors.ColonyError, *, challenge: str = 'Bearer realm="colony"') -> dict[str, str]:
+    """The headers an answer of ``error`` carries: the ``challenge`` with 401, ``Retry-After`` with 429."""
+    if isinstance(error, errors.AuthenticationError):
+        return {"www-authenticate": challenge}
+    if isinstance(error, errors.RateLimitedError):
+        return {"retry-after": str(max(1, math.ceil(error.retry_after_seconds)))}
+    return {}
+
+
 def mcp_error(error: errors.ColonyError) -> ErrorData:
     """``error`` as a JSON-RPC error object, its details under ``data``."""
     return ErrorData(code=_lookup(MCP_ERROR_CODE, error), message=str(error), data=error.to_dict())
@@ -118,33 +142,43 @@ def error_class_named(name: str) -> type[errors.ColonyError] | None:
 
 
 def rebuild_error(payload: Any, status: int) -> errors.ColonyError:
-    """The ColonyError a gateway's ``{"ok": false, "error": ...}`` answer describes, for re-raising locally."""
+    """The ColonyError a gateway's ``{"ok": false, "error": ...}`` answer describes, for re-raising locally.
+
+    Lossless: the error comes back as its own class with every field ``to_dict`` wrote
+    (``retryable``, field errors, missing tokens, the verdict, AWS codes, ...), so
+    ``rebuild_error(e.to_dict(), http_status(e)).to_dict() == e.to_dict()``.
+    """
     detail = payload if isinstance(payload, dict) else {}
     message = str(detail.get("message") or f"the gateway answered HTTP {status}")
     cls = error_class_named(str(detail.get("type", "")))
-    if cls is errors.CapabilityDeniedError:
-        return errors.CapabilityDeniedError(message, missing=list(detail.get("missing") or []))
-    if cls is errors.ActionNotExecutedError:
-        return errors.ActionNotExecutedError(message, verdict=dict(detail.get("verdict") or {}))
-    if cls is errors.ToolInputError or (cls is None and status in (400, 422)):
-        problems = [errors.FieldError.model_validate(item) for item in detail.get("errors") or []]
-        return errors.ToolInputError(message, action=detail.get("action"), errors=problems)
-    if cls is errors.ToolExecutionError:
-        return errors.ToolExecutionError(message, retryable=bool(detail.get("retryable")))
-    if cls is errors.HPCLimitError:
-        return errors.HPCLimitError([str(item) for item in detail.get("violations") or [message]])
-    if cls is errors.AWSError:
-        return errors.AWSError(message, code=str(detail.get("code", "")), operation=str(detail.get("operation", "")))
-    if cls is errors.KernelInputError:
-        return errors.KernelInputError(message)
     if cls is None:
-        return errors.PeerError(f"HTTP {status}: {message}")
-    # An error whose constructor needs fields the wire does not carry comes back as
-    # its nearest ancestor that takes a message alone.
-    for candidate in cls.__mro__:
-        if isinstance(candidate, type) and issubclass(candidate, errors.ColonyError):
-            try:
-                return candidate(message)
-            except TypeError:
-                continue
-    return errors.ColonyError(message)
+        if status in (400, 422):
+            cls = errors.ToolInputError
+        else:
+            return errors.PeerError(f"HTTP {status}: {message}")
+    error = cls.__new__(cls)
+    Exception.__init__(error, message)
+    fields = {key: value for key, value in detail.items() if key not in ("type", "message")}
+    if "errors" in fields or cls in (errors.ToolInputError, errors.KernelInputError):
+        fields["errors"] = [errors.FieldError.model_validate(item) for item in fields.get("errors") or []]
+    if issubclass(cls, errors.ToolInputError | errors.KernelInputError):
+        fields["message"] = message
+    if issubclass(cls, errors.ToolInputError):
+        fields.setdefault("action", None)
+    if issubclass(cls, errors.CapabilityDeniedError):
+        fields.setdefault("missing", [])
+    if issubclass(cls, errors.ActionNotExecutedError):
+        fields.setdefault("verdict", {})
+    if issubclass(cls, errors.RateLimitedError):
+        fields["retry_after_seconds"] = _seconds(fields.get("retry_after_seconds"))
+    fields["retryable"] = bool(fields.get("retryable", cls.retryable))
+    for key, value in fields.items():
+        setattr(error, key, value)
+    return error
+
+
+def _seconds(value: Any) -> float:
+    """A wire ``retry_after_seconds``, or one second when it is missing or not a finite non-negative number."""
+    if isinstance(value, int | float) and not isinstance(value, bool) and 0 <= value < math.inf:
+        return float(value)
+    return 1.0

@@ -22,7 +22,8 @@ from typing import TYPE_CHECKING, Any
 from jsonschema import Draft202012Validator
 
 from colony.errors import ColonyError, FieldError, KernelInputError
-from colony.surfaces.kernel_provider import KernelProvider
+from colony.runtime import KernelProvider, Principal
+from colony.runtime.kernel_access import authorize_kernel_call
 
 if TYPE_CHECKING:
     from colony.kernel import ColonyKernel
@@ -76,10 +77,15 @@ def kernel_tools() -> dict[str, KernelTool]:
     return tools
 
 
-def run_kernel_tool(kernels: KernelProvider, name: str, arguments: Mapping[str, Any]) -> Any:
-    """Run one ``colony_*`` tool; an error of any kind, even opening the store, becomes ``{"error": message}``."""
+def run_kernel_tool(kernels: KernelProvider, name: str, arguments: Mapping[str, Any], principal: Principal) -> Any:
+    """Run one ``colony_*`` tool for ``principal``; any error, even opening the store, becomes ``{"error": ...}``.
+
+    The principal must hold the operation's capability token, and proposes or records only as itself
+    (an operator may act for another agent; an unattested report is an operator's only).
+    """
     tool = kernel_tools()[name]
     try:
+        authorize_kernel_call(principal, name, arguments)
         tool.check(arguments)
         return _HANDLERS[name](kernels.get(), dict(arguments))
     except ColonyError as error:

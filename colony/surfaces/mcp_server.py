@@ -1,15 +1,18 @@
-"""The MCP server: the eight ``colony_*`` kernel tools and every catalog tool.
+"""The MCP server: the eight ``colony_*`` kernel tools and every catalog tool, over Runtime.call.
 
 Built on the SDK's low-level ``Server`` so each tool is served with its exact
-schemas and annotations. Failures are answers, never a crashed session: a bad
-argument or a refused call is an ``isError`` result naming what was wrong; only
-an unknown tool name is a JSON-RPC error, as the protocol asks.
+schemas and annotations. Who calls is the Principal authentication made: over
+streamable HTTP the gateway's auth layer attaches it to the request; over stdio
+the caller is this machine's local operator, acting for the agent ``colony mcp
+--agent`` names. A listing shows only what the principal may call. Failures are
+answers, never a crashed session: a bad argument or a refused call is an
+``isError`` result naming what was wrong; only an unknown tool name is a
+JSON-RPC error, as the protocol asks.
 """
 
 from __future__ import annotations
 
 import json
-import os
 from typing import Any
 
 import anyio.to_thread
@@ -28,16 +31,16 @@ from mcp_types import (
 )
 
 from colony.errors import ActionNotExecutedError, ColonyError, ToolInputError, UnknownToolError
-from colony.surfaces.auth import OPEN, Grants
-from colony.surfaces.definitions import GOVERNANCE_PROPERTIES, IDENTITY_PROPERTY
+from colony.runtime import LOCAL_OPERATOR, CallOutcome, CallRequest, Principal, Runtime
+from colony.runtime.kernel_access import KERNEL_PERMISSIONS
+from colony.surfaces.definitions import GOVERNANCE_PROPERTIES, served_definition
 from colony.surfaces.error_mapping import mcp_error
 from colony.surfaces.kernel_tools import kernel_tools, run_kernel_tool
-from colony.surfaces.toolhost import Caller, CallResult, LocalToolHost
 
-__all__ = ["AGENT_HEADER", "GRANTS_STATE", "build_mcp_server", "run_stdio"]
+__all__ = ["AGENT_HEADER", "PRINCIPAL_STATE", "build_mcp_server", "run_stdio"]
 
 AGENT_HEADER = "x-colony-agent"
-GRANTS_STATE = "colony_grants"
+PRINCIPAL_STATE = "colony_principal"
 _KERNEL_ANNOTATIONS = {
     "colony_propose_action": ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False),
     "colony_record_outcome": ToolAnnotations(read_only_hint=False, destructive_hint=False, idempotent_hint=False),
@@ -46,31 +49,39 @@ _KERNEL_ANNOTATIONS = {
 _KERNEL_READ_ONLY = ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True)
 
 
-def build_mcp_server(host: LocalToolHost, *, default_agent: str | None = None) -> Server[Any]:
-    """An MCP server over ``host``'s tools and its kernel; one per process."""
-    agent_fallback = default_agent or os.environ.get("COLONY_AGENT_ID") or "anonymous"
-    listing = ListToolsResult(tools=_kernel_listing() + _catalog_listing(host))
+def build_mcp_server(runtime: Runtime, *, acting_for: str | None = None) -> Server[Any]:
+    """An MCP server over ``runtime``; ``acting_for`` is the agent a stdio session's local operator acts for."""
+    listings: dict[tuple[frozenset[str], int], ListToolsResult] = {}
 
     async def list_tools(ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None) -> ListToolsResult:
+        principal = _principal(ctx)
+        key = (principal.capabilities, runtime.catalog.generation)
+        listing = listings.get(key)
+        if listing is None:
+            listing = listings[key] = ListToolsResult(
+                tools=_kernel_listing(principal) + _catalog_listing(runtime, principal)
+            )
         return listing
 
     async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
+        principal = _principal(ctx)
         arguments = dict(params.arguments or {})
         if params.name in kernel_tools():
-            answer = await anyio.to_thread.run_sync(run_kernel_tool, host.kernels, params.name, arguments)
+            answer = await anyio.to_thread.run_sync(run_kernel_tool, runtime.kernels, params.name, arguments, principal)
             failed = isinstance(answer, dict) and set(answer) == {"error"}
             return _answer(answer, structured=isinstance(answer, dict), error=failed)
         try:
-            tool = host.tool(params.name)
+            tool = runtime.catalog.resolve(params.name)
         except UnknownToolError as error:
             raise MCPError.from_error_data(mcp_error(error)) from None
         try:
-            caller = _caller(arguments, tool.definition.side_effecting, _header(ctx, AGENT_HEADER) or agent_fallback)
-            _grants(ctx).require(tool.capability.spec)
-            outcome = await host.call(params.name, arguments, caller)
+            request = _request(
+                params.name, arguments, tool.governed(tool.primary_action), _header(ctx, AGENT_HEADER) or acting_for
+            )
+            outcome = (await runtime.call(request, principal)).raise_for_status()
         except ColonyError as error:
             return _error_answer(error)
-        return _catalog_answer(outcome, governed=tool.definition.side_effecting)
+        return _catalog_answer(outcome)
 
     return Server("colony", version=_version(), on_list_tools=list_tools, on_call_tool=call_tool)
 
@@ -81,7 +92,7 @@ async def run_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def _kernel_listing() -> list[Tool]:
+def _kernel_listing(principal: Principal) -> list[Tool]:
     return [
         Tool(
             name=tool.name,
@@ -91,14 +102,14 @@ def _kernel_listing() -> list[Tool]:
             annotations=_KERNEL_ANNOTATIONS.get(tool.name, _KERNEL_READ_ONLY),
         )
         for tool in kernel_tools().values()
+        if principal.allows(KERNEL_PERMISSIONS[tool.name])
     ]
 
 
-def _catalog_listing(host: LocalToolHost) -> list[Tool]:
+def _catalog_listing(runtime: Runtime, principal: Principal) -> list[Tool]:
     tools = []
-    for name in sorted(host.tools()):
-        tool = host.tools()[name]
-        definition = tool.definition
+    for tool in runtime.visible_tools(principal):
+        definition = served_definition(tool.cls)
         tools.append(
             Tool(
                 name=definition.name,
@@ -106,7 +117,7 @@ def _catalog_listing(host: LocalToolHost) -> list[Tool]:
                 input_schema=definition.input_schema,
                 output_schema=definition.output_schema,
                 annotations=ToolAnnotations(**definition.annotations),
-                meta={"colony/version": tool.capability.spec.version, "colony/definition_sha256": definition.sha256},
+                meta={"colony/version": tool.cls.spec.version, "colony/definition_sha256": definition.sha256},
             )
         )
     return tools
@@ -127,10 +138,10 @@ def _error_answer(error: ColonyError) -> CallToolResult:
     return _answer(body, structured=True, error=True)
 
 
-def _catalog_answer(outcome: CallResult, *, governed: bool) -> CallToolResult:
-    if governed:
+def _catalog_answer(outcome: CallOutcome) -> CallToolResult:
+    if outcome.governed:
         return _answer(
-            {"verdict": outcome.verdict, "result": outcome.result, "outcome": outcome.outcome}, structured=True
+            {"verdict": outcome.verdict, "result": outcome.result, "outcome": outcome.record}, structured=True
         )
     return _answer(outcome.result, structured=isinstance(outcome.result, dict))
 
@@ -142,33 +153,34 @@ def _header(ctx: ServerRequestContext[Any], name: str) -> str | None:
     return value.strip() or None if isinstance(value, str) else None
 
 
-def _grants(ctx: ServerRequestContext[Any]) -> Grants:
-    """The grants the gateway's auth layer attached to the HTTP request; a stdio client is trusted.
+def _principal(ctx: ServerRequestContext[Any]) -> Principal:
+    """The principal the gateway's auth layer attached to the HTTP request; over stdio, the local operator.
 
-    An HTTP request that carries no grants holds none: the check fails closed.
+    An HTTP request that carries no principal holds nothing: the check fails closed.
     """
     if ctx.request is None:
-        return OPEN
+        return LOCAL_OPERATOR
     scope = getattr(ctx.request, "scope", None)
     state = scope.get("state") if isinstance(scope, dict) else None
-    grants = state.get(GRANTS_STATE) if isinstance(state, dict) else None
-    return grants if isinstance(grants, Grants) else Grants(frozenset())
+    principal = state.get(PRINCIPAL_STATE) if isinstance(state, dict) else None
+    return principal if isinstance(principal, Principal) else Principal(agent_id="unauthenticated")
 
 
-def _caller(arguments: dict[str, Any], side_effecting: bool, fallback_agent: str) -> Caller:
-    """Take the caller's identity (and, for a side-effecting tool, its case to the gate) out of the arguments."""
-    names = (*IDENTITY_PROPERTY, *(GOVERNANCE_PROPERTIES if side_effecting else ()))
-    taken = {name: arguments.pop(name) for name in names if name in arguments}
-    for name, value in taken.items():
-        if name == "evidence" and not isinstance(value, dict):
-            raise ToolInputError.for_field(name, "evidence must be a JSON object", expected="object")
-        if name != "evidence" and (not isinstance(value, str) or not value.strip()):
-            raise ToolInputError.for_field(name, f"{name} must be a non-empty string", expected="string")
-    return Caller(
-        agent_id=taken.get("agent_id", fallback_agent),
-        rationale=taken.get("rationale"),
-        rollback_plan=taken.get("rollback_plan"),
-        evidence=taken.get("evidence"),
+def _request(name: str, arguments: dict[str, Any], governed: bool, agent: str | None) -> CallRequest:
+    """The call: a governed tool's case to the gate is taken out of the arguments; identity never is."""
+    case = {key: arguments.pop(key) for key in GOVERNANCE_PROPERTIES if governed and key in arguments}
+    for key, value in case.items():
+        if key == "evidence" and not isinstance(value, dict):
+            raise ToolInputError.for_field(key, "evidence must be a JSON object", expected="object")
+        if key != "evidence" and (not isinstance(value, str) or not value.strip()):
+            raise ToolInputError.for_field(key, f"{key} must be a non-empty string", expected="string")
+    return CallRequest(
+        tool=name,
+        arguments=arguments,
+        agent_id=agent,
+        rationale=case.get("rationale"),
+        rollback_plan=case.get("rollback_plan"),
+        evidence=case.get("evidence"),
     )
 
 

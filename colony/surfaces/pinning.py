@@ -3,11 +3,13 @@
 ``colony tools pin`` records, in each catalog entry's ``extra["definition_pin"]``,
 the tool's version and the hash of the definition the surfaces serve.
 ``colony tools check`` then reports a tool whose served definition changed
-while its version did not.
+while its version did not grow (semantic-version precedence: a lower version
+is a downgrade, always an error).
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
@@ -15,9 +17,10 @@ from enum import StrEnum
 from colony.catalog import ToolEntry, planner_visible, resolve_capability
 from colony.surfaces.definitions import served_definition
 
-__all__ = ["PIN_KEY", "PinState", "PinStatus", "check_pins", "pin_entries"]
+__all__ = ["PIN_KEY", "PinState", "PinStatus", "check_pins", "pin_entries", "semver_key"]
 
 PIN_KEY = "definition_pin"
+_SEMVER = re.compile(r"^(\d+)\.(\d+)\.(\d+)(?:-([0-9A-Za-z.-]+))?(?:\+[0-9A-Za-z.-]+)?$")
 
 
 class PinState(StrEnum):
@@ -27,6 +30,13 @@ class PinState(StrEnum):
     UNPINNED = "unpinned"
     REPIN_NEEDED = "repin_needed"
     CHANGED_WITHOUT_BUMP = "changed_without_bump"
+    DOWNGRADED = "downgraded"
+    BAD_PIN = "bad_pin"
+
+    @property
+    def is_error(self) -> bool:
+        """Whether ``colony tools check`` fails on this state."""
+        return self in (PinState.CHANGED_WITHOUT_BUMP, PinState.DOWNGRADED, PinState.BAD_PIN)
 
 
 @dataclass(frozen=True)
@@ -36,6 +46,21 @@ class PinStatus:
     name: str
     state: PinState
     message: str
+
+
+def semver_key(version: str) -> tuple[int, int, int, int, tuple[tuple[int, int | str], ...]]:
+    """A sort key giving semantic-version precedence (semver.org, item 11); build metadata is ignored.
+
+    Raises:
+        ValueError: ``version`` is not MAJOR.MINOR.PATCH[-pre][+build].
+    """
+    match = _SEMVER.match(version)
+    if match is None:
+        raise ValueError(f"{version!r} is not a semantic version (MAJOR.MINOR.PATCH)")
+    major, minor, patch, pre = match.groups()
+    identifiers = tuple((0, int(part)) if part.isdigit() else (1, part) for part in (pre or "").split(".") if part)
+    # A release sorts after every pre-release of the same MAJOR.MINOR.PATCH; numeric identifiers before others.
+    return int(major), int(minor), int(patch), 0 if pre else 1, identifiers
 
 
 def _current(entry: ToolEntry) -> dict[str, str]:
@@ -59,25 +84,38 @@ def check_pins(entries: Mapping[str, ToolEntry]) -> list[PinStatus]:
         pin = entry.extra.get(PIN_KEY)
         if not isinstance(pin, dict):
             statuses.append(PinStatus(name, PinState.UNPINNED, f"{name}: not pinned (run `colony tools pin`)"))
-        elif pin.get("sha256") == now["sha256"]:
-            statuses.append(PinStatus(name, PinState.PINNED, f"{name}: v{now['version']} matches its pin"))
-        elif pin.get("version") == now["version"]:
-            statuses.append(
-                PinStatus(
-                    name,
-                    PinState.CHANGED_WITHOUT_BUMP,
-                    f"{name}: its served definition (name, description or schemas) changed but its version is "
-                    f"still {now['version']}; bump spec.version, then run `colony tools pin` "
-                    f"(pinned {str(pin.get('sha256'))[:12]}, now {now['sha256'][:12]})",
-                )
-            )
         else:
-            statuses.append(
-                PinStatus(
-                    name,
-                    PinState.REPIN_NEEDED,
-                    f"{name}: v{pin.get('version')} -> v{now['version']} with a new definition; "
-                    "run `colony tools pin` to record it",
-                )
-            )
+            statuses.append(_compare(name, pin, now))
     return statuses
+
+
+def _compare(name: str, pin: dict[str, object], now: dict[str, str]) -> PinStatus:
+    pinned_version = str(pin.get("version"))
+    try:
+        current, pinned = semver_key(now["version"]), semver_key(pinned_version)
+    except ValueError as error:
+        return PinStatus(
+            name, PinState.BAD_PIN, f"{name}: its pin's version is unusable: {error}; run `colony tools pin`"
+        )
+    if current < pinned:
+        return PinStatus(
+            name,
+            PinState.DOWNGRADED,
+            f"{name}: version went down from the pinned {pinned_version} to {now['version']}; a version never "
+            f"goes back: release it as a version above {pinned_version}, then run `colony tools pin`",
+        )
+    if pin.get("sha256") == now["sha256"]:
+        return PinStatus(name, PinState.PINNED, f"{name}: v{now['version']} matches its pin")
+    if current == pinned:
+        return PinStatus(
+            name,
+            PinState.CHANGED_WITHOUT_BUMP,
+            f"{name}: its served definition (name, description or schemas) changed but its version is "
+            f"still {now['version']}; bump spec.version, then run `colony tools pin` "
+            f"(pinned {str(pin.get('sha256'))[:12]}, now {now['sha256'][:12]})",
+        )
+    return PinStatus(
+        name,
+        PinState.REPIN_NEEDED,
+        f"{name}: v{pinned_version} -> v{now['version']} with a new definition; run `colony tools pin` to record it",
+    )

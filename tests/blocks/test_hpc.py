@@ -53,8 +53,11 @@ def test_without_a_block_the_environment_is_the_default(monkeypatch: pytest.Monk
 def test_a_block_round_trips_settings() -> None:
     settings = HPCSettings(token=SecretStr("t"), limits=HPCLimits(max_memory_gb=12), job_definitions={"a": "b"})
     assert HPCConfig.from_settings(settings).settings() == settings
+    table = HPCSettings(token=SecretStr("t"), token_owner="runner", tokens=SecretStr('{"x": {"agent": "a"}}'))
+    assert HPCConfig.from_settings(table).settings() == table
 
 
 def test_the_token_is_never_shown() -> None:
-    block = HPCConfig(token=SecretStr("s3cret"))
-    assert "s3cret" not in repr(block) and "s3cret" not in block.model_dump_json()
+    block = HPCConfig(token=SecretStr("s3cret"), tokens=SecretStr('{"t0ken": {"agent": "a"}}'))
+    for secret in ("s3cret", "t0ken"):
+        assert secret not in repr(block) and secret not in block.model_dump_json()

@@ -16,13 +16,16 @@ def test_menu_is_what_the_model_sees():
     assert set(menu) == {"check_preconditions", "convert_units"}
     convert = menu["convert_units"]
     assert convert.input_schema["required"] == ["value", "from_unit", "to_unit"]
-    assert "Tool unit_convert v1.0.0" in convert.description
+    assert "Tool unit_convert v1.0.1" in convert.description
     assert convert.needs_approval is False
 
 
-def test_capability_by_import_path():
-    agent = assemble(spec(capabilities=("tools.unit_convert.UnitConvert",)))
-    assert [c.capability_name() for c in agent.capabilities] == ["unit_convert"]
+def test_an_agent_names_catalog_tools_only():
+    with pytest.raises(AgentSpecError, match="an agent names catalog tools only"):
+        assemble(spec(capabilities=("tools.unit_convert.UnitConvert",)))
+    agent = assemble(spec())
+    assert (agent.principal.agent_id, agent.principal.operator) == ("engineer-1", False)
+    assert agent.principal.capabilities == {"tool:unit_convert"}
 
 
 def test_override_renames_and_rewords_by_tool_id():
@@ -54,7 +57,7 @@ def test_override_creating_a_name_clash_is_an_error_when_assembled():
 
 
 def test_unknown_capability_and_unknown_action():
-    with pytest.raises(UnknownToolError, match="unknown tool 'teleporter'"):
+    with pytest.raises(AgentSpecError, match="unknown tool 'teleporter'"):
         assemble(spec(capabilities=("teleporter",)))
     with pytest.raises(UnknownToolError, match="has no action 'fly'"):
         asyncio.run(assemble(spec()).call("fly", {}))

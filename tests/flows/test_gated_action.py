@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
-from prefect.events.filters import EventFilter, EventNameFilter, EventResourceFilter
+from prefect.events.filters import EventFilter, EventNameFilter, EventRelatedFilter, EventResourceFilter
 from prefect.flow_runs import resume_flow_run
 
 from colony.errors import ToolInputError
@@ -23,7 +23,7 @@ from tasks.kernel import kernel_for
 from tests.doubles import CALLS
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
-LEDGER = "tests.doubles.LedgerToolDouble"
+LEDGER = "ledger_double"
 TESTED = {"tests": ["tests/test_ledger.py::test_write"]}
 
 
@@ -65,7 +65,7 @@ def test_refuse_ends_with_the_verdict_and_a_failure_signal(kernel: ColonyKernel,
     assert summary.verdict.reason == "SANDBOX role: no write-path gate passes"
     assert not (tmp_path / "entry.txt").exists()
     assert kernel.consequence_log("newcomer") == []
-    [signal] = kernel.pheromone_query("ledger.nightly", SignalType.FAILURE)
+    [signal] = kernel.pheromone_query("tool:ledger_double", SignalType.FAILURE)  # the tool, not the caller's target
     assert signal.evidence["proposal_id"] == summary.verdict.proposal_id
 
 
@@ -132,7 +132,7 @@ def test_hold_times_out_into_a_refusal(kernel: ColonyKernel, tmp_path: Path) -> 
     summary = gated_action(request(tmp_path / "entry.txt", evidence={}, approval_timeout_seconds=2))
     assert summary.outcome is Outcome.TIMED_OUT and summary.approval is None
     [consequence] = kernel.consequence_log("engineer-1")
-    assert "nobody decided within 2 s" in consequence.actual_outcome
+    assert "held, and nobody decided in time" in consequence.actual_outcome
 
 
 def test_a_failed_check_rolls_the_action_back_and_records_failure(kernel: ColonyKernel, tmp_path: Path) -> None:
@@ -163,7 +163,11 @@ def test_a_failing_action_is_recorded_without_rollback(kernel: ColonyKernel, tmp
     gated = request(path, call=ToolCall(tool=LEDGER, arguments={"path": str(path), "text": "x", "fail": True}))
     summary = gated_action(gated)
     assert summary.outcome is Outcome.FAILED and summary.rolled_back == []
-    assert summary.error == {"type": "ConnectionError", "message": "disk went away"}
+    assert summary.error == {
+        "type": "ToolExecutionError",
+        "message": "ledger_double failed: ConnectionError: disk went away",
+        "retryable": True,
+    }
     assert CALLS[f"write:{path}"] == 1  # side-effecting, not idempotent: never retried
 
 
@@ -174,10 +178,14 @@ def test_bad_arguments_fail_before_the_gate_is_asked(kernel: ColonyKernel, tmp_p
     assert kernel.agent_profile("engineer-1").total_proposals == 0
 
 
-def events_about(name: str, resource_id: str, seconds: float = 30) -> list[Any]:
-    """The events called ``name`` about ``resource_id``, once the API has them."""
+def events_about(name: str, resource_id: str, seconds: float = 30, related: str | None = None) -> list[Any]:
+    """The events called ``name`` about ``resource_id`` (and ``related``, if given), once the API has them."""
     deadline = time.monotonic() + seconds
-    flt = EventFilter(event=EventNameFilter(name=[name]), resource=EventResourceFilter(id=[resource_id]))
+    flt = EventFilter(
+        event=EventNameFilter(name=[name]),
+        resource=EventResourceFilter(id=[resource_id]),
+        related=EventRelatedFilter(id=[related]) if related else None,
+    )
     with get_client(sync_client=True) as client:
         while time.monotonic() < deadline:
             events = client.read_events(filter=flt, limit=50).events
@@ -188,12 +196,13 @@ def events_about(name: str, resource_id: str, seconds: float = 30) -> list[Any]:
 
 
 def test_a_refusal_emits_an_event(tmp_path: Path) -> None:
-    target = f"ledger.{uuid.uuid4().hex[:8]}"
-    summary = gated_action(request(tmp_path / "entry.txt", agent="stranger", target=target))
-    [event] = events_about(GATE_REFUSED, f"colony.target.{target}")
-    assert event.payload["decision"] == "refuse" and event.payload["action_type"] == "write_entry"
-    assert event.payload["reason"] == summary.verdict.reason
-    assert event.related[0].id == "colony.agent.stranger"
+    agent = f"stranger-{uuid.uuid4().hex[:8]}"
+    summary = gated_action(request(tmp_path / "entry.txt", agent=agent, target="ledger.nightly"))
+    assert summary.verdict is not None
+    mine = events_about(GATE_REFUSED, "colony.target.tool:ledger_double", related=f"colony.agent.{agent}")
+    assert mine, "no refusal event for the agent"
+    assert mine[0].payload["decision"] == "refuse" and mine[0].payload["action_type"] == "write_entry"
+    assert mine[0].payload["reason"] == summary.verdict.reason
 
 
 def test_a_role_change_emits_an_event(kernel: ColonyKernel, tmp_path: Path) -> None:

@@ -7,13 +7,14 @@ from pathlib import Path
 
 import pytest
 from prefect.client.orchestration import get_client
-from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
+from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey, FlowFilter, FlowFilterName
 
 from colony.errors import HPCLimitError, HPCRequestError, HPCUnavailableError
 from colony.hpc import HPCClientConfig, InputArtifact, PollPolicy
 from colony.spec import ResourceRequirements
-from flows.hpc_job import HPCJobRequest, hpc_job
+from flows.hpc_job import HPCJobRequest, PrefectJobRunner, hpc_job
 from tasks.hpc import progress_key
+from tests.colony.hpc.echo_tool import EchoJob, play_echo
 from tests.services import free_port
 from tests.services.hpc import HPCStack
 
@@ -41,14 +42,16 @@ def job_request(stack: HPCStack, tmp_path: Path, name: str = "echo-flow", **chan
 
 def put_output(stack: HPCStack, name: str, key: str, body: bytes) -> None:
     """Play the job's part: write one output object under the job's output prefix."""
-    stack.aws.client("s3").put_object(Bucket="colony-hpc", Key=f"jobs/{name}/outputs/{key}", Body=body)
+    stack.put_output(name, key, body)
 
 
 async def test_the_flow_runs_the_whole_cycle(prefect_harness: str, hpc_stack: HPCStack, tmp_path: Path) -> None:
     put_output(hpc_stack, "echo-flow", "result.json", b'{"ok": true}')
     outputs = await hpc_job(job_request(hpc_stack, tmp_path))
     assert Path(outputs["result.json"]).read_bytes() == b'{"ok": true}'
-    uploaded = hpc_stack.aws.client("s3").get_object(Bucket="colony-hpc", Key="jobs/echo-flow/inputs/deck.txt")
+    uploaded = hpc_stack.aws.client("s3").get_object(
+        Bucket="colony-hpc", Key=hpc_stack.key("echo-flow", "inputs/deck.txt")
+    )
     assert uploaded["Body"].read() == b"deck"
     (job,) = hpc_stack.batch_jobs("echo-flow")
     assert job["status"] == "SUCCEEDED"
@@ -91,3 +94,32 @@ async def test_a_refusal_is_not_retried(
     with caplog.at_level(logging.INFO), pytest.raises(HPCRequestError, match="unknown tool 'nope'"):
         await hpc_job(job_request(hpc_stack, tmp_path, tool="nope"))
     assert "Retry" not in caplog.text
+
+
+def test_importing_flows_makes_the_flow_the_hpc_job_runner() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "from colony.hpc import default_job_runner\n"
+        "print(type(default_job_runner()).__name__)\n"
+        "import flows\n"
+        "print(type(default_job_runner()).__name__)"
+    )
+    answer = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert answer.stdout.split() == ["InProcessJobRunner", "PrefectJobRunner"]
+
+
+async def test_a_tool_s_job_runs_as_the_hpc_job_flow_with_the_prefect_runner(
+    prefect_harness: str, hpc_stack: HPCStack, tmp_path: Path
+) -> None:
+    name = play_echo(hpc_stack, tmp_path, "via prefect", "flowed")
+    tool = EchoJob(client=hpc_stack.client, settings=hpc_stack.settings, workdir=tmp_path, runner=PrefectJobRunner())
+    assert await tool.invoke("run_echo", {"text": "via prefect"}) == "flowed"
+    async with get_client() as prefect:
+        runs = await prefect.read_flow_runs(flow_filter=FlowFilter(name=FlowFilterName(any_=["hpc-job"])))
+        (progress,) = await prefect.read_artifacts(
+            artifact_filter=ArtifactFilter(key=ArtifactFilterKey(any_=[progress_key(name)]))
+        )
+    assert any(run.parameters["request"]["name"] == name for run in runs)
+    assert progress.data == 100.0

@@ -17,11 +17,11 @@ def test_a_catalog_tool_runs_and_its_repeat_is_a_cache_hit() -> None:
     second = tool_call(ToolCall(tool="unit_convert", action="convert_units", arguments=MILES))
     assert first.result == {"value": 16.0934, "from_unit": "miles", "to_unit": "km"}
     assert (first.cached, second.cached) == (False, True)
-    assert (second.tool, second.version, second.action) == ("unit_convert", "1.0.0", "convert_units")
+    assert (second.tool, second.version, second.action) == ("unit_convert", "1.0.1", "convert_units")
 
 
 def test_a_tool_double_runs_by_import_path() -> None:
-    result = tool_call(ToolCall(tool="tests.doubles.EchoToolDouble", arguments={"text": "hi"}))
+    result = tool_call(ToolCall(tool="echo_double", arguments={"text": "hi"}))
     assert result.result == {"text": "hi"}
 
 

@@ -19,6 +19,8 @@ if TYPE_CHECKING:
     from tests.services.moto import MotoServer
 
 TOKEN = "test-token"
+#: The principal TOKEN authenticates as (HPCSettings.token_owner's default).
+OWNER = "default"
 QUEUE = "colony-hpc"
 #: The local image a Docker-backed job runs in; built by ``job_image`` (tests/services/hpc_image.py).
 JOB_IMAGE = "colony-hpc-job:test"
@@ -47,6 +49,16 @@ class HPCStack:
     settings: HPCSettings
     client: HPCClient
     aws: MotoServer
+
+    def key(self, name: str, path: str, owner: str = OWNER) -> str:
+        """The S3 key of ``path`` (``record.json``, ``inputs/x``, ``outputs/y``) of ``owner``'s job ``name``."""
+        return f"jobs/{owner}/{name}/{path}"
+
+    def put_output(self, name: str, key: str, body: bytes, owner: str = OWNER) -> None:
+        """Play the job's part: write one output object under the job's output prefix."""
+        self.aws.client("s3").put_object(
+            Bucket=self.settings.bucket, Key=self.key(name, f"outputs/{key}", owner), Body=body
+        )
 
     def batch_jobs(self, name: str) -> list[dict[str, Any]]:
         """Every Batch job in the queue named ``name``, whatever its state."""
@@ -122,10 +134,11 @@ def start_hpc(aws: MotoServer) -> Iterator[Callable[..., HPCStack]]:
 
     def start(**overrides: Any) -> HPCStack:
         settings = HPCSettings.model_validate({**base.model_dump(), "token": base.token, **overrides})
+        token = settings.token if settings.token.get_secret_value() else SecretStr(TOKEN)
         port = free_port()
         stops.append(serve(create_app(settings), port))
         url = f"http://127.0.0.1:{port}"
-        client = HPCClient(HPCClientConfig(endpoint=url, token=SecretStr(TOKEN), retries=1, retry_backoff_seconds=0.01))
+        client = HPCClient(HPCClientConfig(endpoint=url, token=token, retries=1, retry_backoff_seconds=0.01))
         return HPCStack(url=url, settings=settings.model_copy(update={"endpoint": url}), client=client, aws=aws)
 
     yield start

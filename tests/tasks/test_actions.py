@@ -11,7 +11,15 @@ from prefect.blocks.system import Secret
 from prefect.client.orchestration import get_client
 from prefect.states import State
 
-from colony.errors import MissingSecretError, ToolExecutionError, ToolInputError, UnknownActionError
+from colony.errors import (
+    MissingSecretError,
+    ToolExecutionError,
+    ToolInputError,
+    UngatedActionError,
+    UnknownActionError,
+)
+from colony.runtime import Authorization
+from flows.tool_call import ToolCall, tool_call
 from tasks import ExecutionPolicy, action_task
 from tasks.actions import _tasks
 from tests.doubles import (
@@ -22,7 +30,6 @@ from tests.doubles import (
     IdempotentLedgerToolDouble,
     LedgerToolDouble,
     RandomToolDouble,
-    SecretToolDouble,
 )
 from tools.unit_convert import UnitConvert
 
@@ -31,13 +38,23 @@ FAST = ExecutionPolicy(retries=2, backoff_seconds=0.01, jitter_factor=0.1)
 
 
 def run_states(*calls: tuple[Task[..., Any], dict[str, Any]]) -> list[State[Any]]:
-    """Run each (task, arguments) in one flow and return the task runs' final states."""
+    """Run each (task, arguments) in one flow and return the task runs' final states.
+
+    A governed action gets an authorization, as the Governor would issue after EXECUTE.
+    """
 
     @flow
     def calls_flow() -> list[State[Any]]:
-        return [task(arguments=arguments, return_state=True) for task, arguments in calls]
+        return [
+            task(arguments=arguments, authorization=authorized(task), return_state=True) for task, arguments in calls
+        ]
 
     return calls_flow()
+
+
+def authorized(task: Task[..., Any]) -> Authorization:
+    tool, _, action = task.name.partition(".")
+    return Authorization._issue(proposal_id=uuid.uuid4().hex, agent_id="engineer-1", tool=tool, action=action)
 
 
 def run_count(state: State[Any]) -> int:
@@ -148,20 +165,34 @@ def test_an_unknown_action_is_named() -> None:
         action_task(UnitConvert, "nope")
 
 
-def test_a_missing_secret_fails_before_the_action_runs(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_governed_action_task_refuses_to_run_without_an_authorization(tmp_path: Any) -> None:
+    path = tmp_path / "entry.txt"
+
+    @flow
+    def ungated() -> State[Any]:
+        return action_task(LedgerToolDouble)(arguments={"path": str(path), "text": "x"}, return_state=True)
+
+    with pytest.raises(UngatedActionError, match="runs only with an authorization the gate issued"):
+        ungated()
+    assert not path.exists()
+
+
+def test_a_missing_secret_fails_before_the_action_runs(
+    monkeypatch: pytest.MonkeyPatch, catalog_with_doubles: Any
+) -> None:
     monkeypatch.delenv("COLONY_SECRET_DOUBLE_TOKEN", raising=False)
     before = CALLS["secret"]
-    [state] = run_states((action_task(SecretToolDouble), {}))
     with pytest.raises(MissingSecretError, match=r"'double_token' .*COLONY_SECRET_DOUBLE_TOKEN.*'double-token'"):
-        state.result()
+        tool_call(ToolCall(tool="secret_double"))
     assert CALLS["secret"] == before
 
 
-def test_a_secret_resolves_from_a_prefect_secret_block(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_secret_resolves_from_a_prefect_secret_block(
+    monkeypatch: pytest.MonkeyPatch, catalog_with_doubles: Any
+) -> None:
     monkeypatch.delenv("COLONY_SECRET_DOUBLE_TOKEN", raising=False)
     Secret(value="s3cret").save("double-token", overwrite=True)
     try:
-        [state] = run_states((action_task(SecretToolDouble), {}))
-        assert state.is_completed()
+        assert tool_call(ToolCall(tool="secret_double")).result["calls"] >= 1
     finally:
         Secret.delete("double-token")

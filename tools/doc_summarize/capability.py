@@ -119,7 +119,7 @@ class DocSummarize(LocalToolCapability):
 
     spec = ToolSpec(
         name="doc_summarize",
-        version="1.0.0",
+        version="1.0.1",
         description="Create extractive summary of text using frequency-based sentence scoring.",
         domain="nlp",
         capabilities=("summarize_text",),

@@ -67,7 +67,7 @@ class JsonSchemaValidate(LocalToolCapability):
 
     spec = ToolSpec(
         name="jsonschema_validate",
-        version="1.1.0",
+        version="1.1.1",
         description="Validate data against a JSON Schema with detailed error messages.",
         capabilities=("validate_json",),
         inputs_schema=INPUTS_SCHEMA,

@@ -100,7 +100,7 @@ class MagerSumnerShieldingCapability(LocalToolCapability):
 
     spec = ToolSpec(
         name="mager_sumner_shielding",
-        version="1.0.0",
+        version="1.0.1",
         description="Static (DC) transverse magnetic shielding factor of long concentric cylindrical "
         "shells of high-permeability material, by the Mager / Sumner multi-shell approximation.",
         domain="em",

@@ -99,7 +99,7 @@ class UnitConvert(LocalToolCapability):
 
     spec = ToolSpec(
         name="unit_convert",
-        version="1.0.0",
+        version="1.0.1",
         description="Convert between units of measurement (length, temperature, mass).",
         capabilities=("convert_units",),
         inputs_schema=INPUTS_SCHEMA,

@@ -10,62 +10,83 @@ import httpx
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
+from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import TypeAdapter, ValidationError
+from pydantic import AnyHttpUrl, TypeAdapter, ValidationError
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
 from colony.errors import ColonyError
-from colony.surfaces.error_mapping import http_status
-from colony.surfaces.gateway.limits import BodyLimitMiddleware, McpAuthEndpoint
+from colony.runtime import Runtime
+from colony.runtime.rate_limits import RateLimiter
+from colony.surfaces.definitions import catalog_record, served_definition
+from colony.surfaces.error_mapping import http_headers, http_status
+from colony.surfaces.gateway.body import BodyGuardMiddleware
+from colony.surfaces.gateway.limits import McpAuthEndpoint
+from colony.surfaces.gateway.mcp_methods import StatelessMcpMethods
 from colony.surfaces.gateway.models import ToolCallRequest, ToolCallResponse
+from colony.surfaces.gateway.origins import OriginPolicy, TransportGuardMiddleware
 from colony.surfaces.gateway.routing import Router
-from colony.surfaces.gateway.settings import GatewaySettings, is_loopback
-from colony.surfaces.kernel_provider import KernelProvider
+from colony.surfaces.gateway.settings import GatewaySettings
+from colony.surfaces.gateway.throttle import McpCallLimits
 from colony.surfaces.mcp_server import AGENT_HEADER, build_mcp_server
-from colony.surfaces.toolhost import Caller, LocalToolHost
 
 __all__ = ["create_app"]
 
 _ERROR_MEANINGS = {
     400: "Bad tool arguments, naming each field at fault.",
     401: "Missing or unknown bearer token.",
-    403: "The token lacks a capability token the tool requires (named in error.missing).",
+    403: "The principal lacks a capability token the tool requires (error.missing), or names an agent it is not.",
     404: "No such tool on the chosen node(s).",
+    408: "The request body did not arrive in time.",
     409: "The gate refused or held a side-effecting call (error.verdict).",
     413: "Request body or tool arguments over the cap.",
+    415: "The request body is not declared as application/json.",
+    421: "The Host header names another server (DNS rebinding is refused).",
     422: "The request body does not fit ToolCallRequest.",
+    429: "The caller is over its rate or concurrency limit for the tool (Retry-After says when to retry).",
     504: "The tool or a peer did not answer in time.",
 }
 
 
-def create_app(settings: GatewaySettings | None = None, host: LocalToolHost | None = None) -> FastAPI:
-    """The gateway app; ``settings`` default to the environment's, ``host`` to the catalog's tools."""
+def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None = None) -> FastAPI:
+    """The gateway app; ``settings`` default to the environment's, ``runtime`` to one the app owns.
+
+    A runtime the app creates (and so its tool instances, sandbox containers included) is
+    shut down with the app; one passed in belongs to the caller.
+    """
     settings = settings or GatewaySettings.from_env()
     settings.check_safe()
-    host = host or LocalToolHost(
-        kernels=KernelProvider(),
-        timeout_seconds=settings.call_timeout_seconds,
-        max_argument_bytes=settings.max_argument_bytes,
+    owned = runtime is None
+    runtime = runtime or Runtime(
+        timeout_seconds=settings.call_timeout_seconds, max_argument_bytes=settings.max_argument_bytes
     )
-    host.tools()  # a broken catalog fails at start-up, not on the first call
-    tokens = settings.token_table()
+    authenticator = settings.authenticator()
+    challenge = 'Bearer realm="colony"'
+    if settings.uses_jwt and settings.jwt_audience:
+        metadata = build_resource_metadata_url(AnyHttpUrl(settings.jwt_audience))
+        challenge = f'Bearer realm="colony", resource_metadata="{metadata}"'
+    limiter = RateLimiter(settings.rate_limits)
     manager = StreamableHTTPSessionManager(
-        app=build_mcp_server(host),
+        app=build_mcp_server(runtime),
         json_response=True,
         stateless=True,
         security_settings=_transport_security(settings),
         max_request_body_size=settings.max_body_bytes,
     )
     http = httpx.AsyncClient()
-    router = Router(host, settings, http)
+    router = Router(runtime, settings, http)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
-        async with manager.run():
-            yield
-        await http.aclose()
+        try:
+            async with manager.run():
+                yield
+        finally:
+            await http.aclose()
+            if owned:
+                await runtime.aclose()
 
     app = FastAPI(
         title="Colony gateway",
@@ -74,13 +95,26 @@ def create_app(settings: GatewaySettings | None = None, host: LocalToolHost | No
         lifespan=lifespan,
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
-    app.add_middleware(BodyLimitMiddleware, max_bytes=settings.max_body_bytes)
-    mcp_endpoint = McpAuthEndpoint(tokens, StreamableHTTPASGIApp(manager))
+    app.add_middleware(
+        BodyGuardMiddleware, max_bytes=settings.max_body_bytes, timeout_seconds=settings.body_timeout_seconds
+    )
+    app.add_middleware(TransportGuardMiddleware, policy=OriginPolicy.for_gateway(settings))
+    mcp_calls = McpCallLimits(StreamableHTTPASGIApp(manager), limiter)
+    mcp_endpoint = StatelessMcpMethods(McpAuthEndpoint(authenticator, mcp_calls, challenge))
     app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"]))
+    if settings.uses_jwt and settings.jwt_audience:
+        app.router.routes.extend(
+            create_protected_resource_routes(
+                resource_url=AnyHttpUrl(settings.jwt_audience),
+                authorization_servers=[AnyHttpUrl(url) for url in settings.authorization_servers],
+                scopes_supported=["tool:*", "kernel:read", "kernel:propose", "kernel:record", "colony:operator"],
+                resource_name="Colony gateway",
+            )
+        )
 
     @app.exception_handler(ColonyError)
     async def colony_error(_: Request, error: ColonyError) -> JSONResponse:
-        headers = {"www-authenticate": 'Bearer realm="colony"'} if http_status(error) == 401 else None
+        headers = http_headers(error, challenge=challenge) or None
         return JSONResponse({"ok": False, "error": error.to_dict()}, status_code=http_status(error), headers=headers)
 
     @app.exception_handler(RequestValidationError)
@@ -106,7 +140,7 @@ def create_app(settings: GatewaySettings | None = None, host: LocalToolHost | No
     @app.get("/health", tags=["gateway"])
     async def health() -> dict[str, Any]:
         """Whether this node is up, what it is called and how many tools it serves."""
-        return {"status": "ok", "node": settings.node, "tools": len(host.tools())}
+        return {"status": "ok", "node": settings.node, "tools": len(runtime.catalog.tools)}
 
     @app.get("/v1/catalog", tags=["tools"])
     async def catalog(
@@ -115,12 +149,12 @@ def create_app(settings: GatewaySettings | None = None, host: LocalToolHost | No
         policy_tag: Annotated[list[str] | None, Query(description="Only tools with every one of these tags.")] = None,
         deterministic: Annotated[bool | None, Query(description="Only (non-)deterministic tools.")] = None,
     ) -> dict[str, Any]:
-        """The tools this node serves (seed 004's ToolSchema records), filtered by policy tags and determinism."""
-        tokens.authenticate(request.headers.get("authorization"))
+        """The tools this caller may call here (seed 004's ToolSchema records), filtered by tags and determinism."""
+        principal = authenticator.authenticate(request.headers.get("authorization"))
         records = []
-        for name in sorted(host.tools()):
-            tool = host.tools()[name]
-            record = tool.catalog_record()
+        for tool in runtime.visible_tools(principal):
+            definition = served_definition(tool.cls)
+            record = catalog_record(tool.cls)
             if not set(policy_tag or ()) <= set(record["policy_tags"]):
                 continue
             if deterministic is not None and record["deterministic"] is not deterministic:
@@ -128,32 +162,28 @@ def create_app(settings: GatewaySettings | None = None, host: LocalToolHost | No
             if enrich:
                 record |= {
                     "node": settings.node,
-                    "card": tool.capability.get_action_group_description(),
+                    "card": tool.cls().get_action_group_description(),
                     "mcp": {
-                        "description": tool.definition.description,
-                        "input_schema": tool.definition.input_schema,
-                        "output_schema": tool.definition.output_schema,
-                        "annotations": tool.definition.annotations,
+                        "description": definition.description,
+                        "input_schema": definition.input_schema,
+                        "output_schema": definition.output_schema,
+                        "annotations": definition.annotations,
                     },
-                    "definition_sha256": tool.definition.sha256,
+                    "definition_sha256": definition.sha256,
                 }
             records.append(record)
         return {"ok": True, "node": settings.node, "tools": records}
 
     async def tool_call(request: Request) -> JSONResponse:
         """Run a tool here, on a named peer, or on the first healthy node that has it."""
-        grants = tokens.authenticate(request.headers.get("authorization"))
+        principal = authenticator.authenticate(request.headers.get("authorization"))
         body = _parse_tool_call(await request.body())
-        caller = Caller(
-            agent_id=(request.headers.get(AGENT_HEADER) or "").strip() or "anonymous",
-            rationale=body.rationale,
-            rollback_plan=body.rollback_plan,
-            evidence=body.evidence,
-        )
-        routed = await router.call(body, grants, caller)
-        answer: dict[str, Any] = {"ok": True, "result": routed.answer.result, "node": routed.node}
-        if routed.answer.verdict is not None:
-            answer |= {"verdict": routed.answer.verdict, "outcome": routed.answer.outcome}
+        agent = (request.headers.get(AGENT_HEADER) or "").strip() or None
+        async with limiter.acquire(principal.agent_id, body.tool_name):
+            routed = await router.call(body, principal, agent)
+        answer: dict[str, Any] = {"ok": True, "result": routed.result, "node": routed.node}
+        if routed.verdict is not None:
+            answer |= {"verdict": routed.verdict, "outcome": routed.record}
         return JSONResponse(answer)
 
     # The hot path is a plain Starlette route: FastAPI's per-request machinery costs
@@ -164,12 +194,8 @@ def create_app(settings: GatewaySettings | None = None, host: LocalToolHost | No
 
 
 def _transport_security(settings: GatewaySettings) -> TransportSecuritySettings:
-    """DNS-rebinding protection for /mcp: only this machine's names, plus what the operator allows."""
-    hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*", "127.0.0.1", "localhost", *settings.allowed_hosts]
-    origins = ["http://127.0.0.1:*", "http://localhost:*", "http://[::1]:*", *settings.allowed_origins]
-    if not is_loopback(settings.host):
-        hosts.append(f"{settings.host}:*")
-    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+    """The SDK's own Host/Origin check is off: TransportGuardMiddleware applies the one allow-list to every route."""
+    return TransportSecuritySettings(enable_dns_rebinding_protection=False)
 
 
 _TOOL_CALL = TypeAdapter(ToolCallRequest)

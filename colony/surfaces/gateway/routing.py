@@ -14,11 +14,10 @@ from typing import Any
 import httpx
 
 from colony.errors import CallTimeoutError, CapabilityDeniedError, PeerError, ToolInputError, UnknownToolError
-from colony.surfaces.auth import Grants
+from colony.runtime import CallRequest, Principal, Runtime
 from colony.surfaces.error_mapping import rebuild_error
 from colony.surfaces.gateway.models import ToolCallRequest
 from colony.surfaces.gateway.settings import GatewaySettings, Peer
-from colony.surfaces.toolhost import Caller, CallResult, LocalToolHost
 
 __all__ = ["Routed", "Router"]
 
@@ -27,47 +26,57 @@ _CATALOG_TTL_SECONDS = 30.0
 
 @dataclass(frozen=True)
 class Routed:
-    """A call's result and the node that served it."""
+    """A call's result (with the verdict and record of a governed call) and the node that served it."""
 
-    answer: CallResult
+    result: Any
     node: str
+    verdict: dict[str, Any] | None = None
+    record: dict[str, Any] | None = None
 
 
 class Router:
     """Sends each call where its target says, with the gateway's timeouts."""
 
-    def __init__(self, host: LocalToolHost, settings: GatewaySettings, http: httpx.AsyncClient) -> None:
-        self.host = host
+    def __init__(self, runtime: Runtime, settings: GatewaySettings, http: httpx.AsyncClient) -> None:
+        self.runtime = runtime
         self.settings = settings
         self.http = http
         self._peer_tools: dict[str, tuple[float, frozenset[str]]] = {}
 
-    async def call(self, request: ToolCallRequest, grants: Grants, caller: Caller) -> Routed:
-        """Run ``request`` on the node its target names."""
+    async def call(self, request: ToolCallRequest, principal: Principal, agent: str | None) -> Routed:
+        """Run ``request`` for ``principal`` (acting for ``agent``) on the node its target names."""
         target = request.target
-        local = request.tool_name in self.host.tools()
+        local = request.tool_name in self.runtime.catalog.tools
         if target.kind == "local" or (target.kind == "auto" and local):
-            return await self._local(request, grants, caller)
+            return await self._local(request, principal, agent)
         token = f"tool:{request.tool_name}"
-        if not grants.allows(token):
+        if not principal.allows(token):
             raise CapabilityDeniedError(
                 f"routing {request.tool_name} to another node requires the capability token {token}, "
-                "which the presented bearer token does not grant",
+                f"which principal {principal.agent_id!r} does not hold",
                 missing=[token],
             )
+        principal.acting_for(agent)  # a caller names no agent but its own, here or at a peer
+        caller = agent or principal.agent_id
         if target.kind == "remote":
             if target.url is None:
                 raise ToolInputError.for_field("target.url", "target.url is required when target.kind is 'remote'")
             return await self._remote(self._peer(target.url), request, caller)
         return await self._from_peers(request, caller)
 
-    async def _local(self, request: ToolCallRequest, grants: Grants, caller: Caller) -> Routed:
-        tool = self.host.tool(request.tool_name)
-        grants.require(tool.capability.spec)
-        answer = await self.host.call(request.tool_name, request.tool_args, caller)
-        return Routed(answer=answer, node=self.settings.node)
+    async def _local(self, request: ToolCallRequest, principal: Principal, agent: str | None) -> Routed:
+        call = CallRequest(
+            tool=request.tool_name,
+            arguments=request.tool_args,
+            agent_id=agent,
+            rationale=request.rationale,
+            rollback_plan=request.rollback_plan,
+            evidence=request.evidence,
+        )
+        outcome = (await self.runtime.call(call, principal)).raise_for_status()
+        return Routed(result=outcome.result, node=self.settings.node, verdict=outcome.verdict, record=outcome.record)
 
-    async def _from_peers(self, request: ToolCallRequest, caller: Caller) -> Routed:
+    async def _from_peers(self, request: ToolCallRequest, caller: str) -> Routed:
         """The first peer that lists the tool and can be reached runs it.
 
         A peer that is down or slow to list its catalog is skipped; a call that
@@ -89,20 +98,24 @@ class Router:
         where = "; ".join(tried) or "no peers are configured"
         raise UnknownToolError(f"no healthy node serves {request.tool_name!r}: not in the local catalog; {where}")
 
-    async def _remote(self, peer: Peer, request: ToolCallRequest, caller: Caller) -> Routed:
+    async def _remote(self, peer: Peer, request: ToolCallRequest, caller: str) -> Routed:
         forwarded = request.model_copy(update={"target": request.target.model_copy(update={"kind": "local"})})
         response = await self._send(
             peer,
             "POST",
             "/v1/tool_call",
             json=forwarded.model_dump(mode="json", exclude_none=True),
-            headers={"x-colony-agent": caller.agent_id},
+            headers={"x-colony-agent": caller},
         )
         body = _json_body(peer, response)
         if not body.get("ok"):
             raise rebuild_error(body.get("error"), response.status_code)
-        answer = CallResult(result=body.get("result"), verdict=body.get("verdict"), outcome=body.get("outcome"))
-        return Routed(answer=answer, node=str(body.get("node") or peer.url))
+        return Routed(
+            result=body.get("result"),
+            node=str(body.get("node") or peer.url),
+            verdict=body.get("verdict"),
+            record=body.get("outcome"),
+        )
 
     async def _tools_of(self, peer: Peer) -> frozenset[str]:
         cached = self._peer_tools.get(peer.url)

@@ -5,12 +5,23 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+from pathlib import Path
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from colony.errors import SurfaceError
-from colony.surfaces.auth import TokenTable, tokens_from_env
+from colony.runtime.rate_limits import RateLimitSettings
+from colony.surfaces.auth import (
+    Authenticator,
+    JwtAuthenticator,
+    JwtSettings,
+    OpenAccess,
+    TokenGrant,
+    TokenTable,
+    tokens_from_env,
+)
+from colony.surfaces.gateway.origins import normalize_origin
 
 __all__ = ["GatewaySettings", "Peer", "is_loopback"]
 
@@ -36,28 +47,89 @@ class GatewaySettings(BaseModel):
 
     host: str = Field(default="127.0.0.1", description="Interface to bind; anything but loopback needs tokens.")
     port: int = Field(default=8787, ge=0, le=65535, description="TCP port to bind.")
-    tokens: dict[str, list[str]] = Field(default_factory=dict, description="Bearer token -> capability tokens.")
+    tokens: dict[str, TokenGrant] = Field(default_factory=dict, description="Bearer token -> the principal it is.")
+    jwks_url: str | None = Field(default=None, description="JWKS URL for OAuth 2.1 bearer JWTs (production auth).")
+    jwks_file: str | None = Field(default=None, description="A JWKS document on disk, instead of a URL.")
+    jwt_audience: str | None = Field(
+        default=None, description="This server's resource URL: a JWT's 'aud' must name it (RFC 8707)."
+    )
+    jwt_issuer: str | None = Field(default=None, description="The issuer a JWT's 'iss' must name, when set.")
+    authorization_servers: list[str] = Field(
+        default_factory=list, description="Authorization servers advertised in the protected-resource metadata."
+    )
     peers: list[Peer] = Field(default_factory=list, description="Peer gateways for remote and auto routing.")
     node_id: str = Field(default="", description="This node's name in the catalog; default host:port.")
     max_body_bytes: int = Field(default=1024 * 1024, gt=0, description="Largest request body accepted.")
     max_argument_bytes: int = Field(default=256 * 1024, gt=0, description="Largest tool_args accepted (JSON).")
     call_timeout_seconds: float = Field(default=30.0, gt=0, description="Per-call timeout of a local tool.")
     peer_timeout_seconds: float = Field(default=10.0, gt=0, description="Timeout of one request to a peer.")
-    allowed_hosts: list[str] = Field(default_factory=list, description="Extra Host values /mcp accepts.")
-    allowed_origins: list[str] = Field(default_factory=list, description="Extra Origin values /mcp accepts.")
+    allowed_hosts: list[str] = Field(
+        default_factory=list, description="Host values accepted beyond this gateway's own (host:port, exact)."
+    )
+    allowed_origins: list[str] = Field(
+        default_factory=list, description="Origins accepted beyond this gateway's own (scheme://host[:port], exact)."
+    )
+    header_timeout_seconds: int = Field(
+        default=5, ge=1, le=300, description="Time a connection has to send each request head; also the idle limit."
+    )
+    max_header_bytes: int = Field(default=16 * 1024, ge=1024, description="Largest request head (line and headers).")
+    body_timeout_seconds: float = Field(default=15.0, gt=0, description="Time a request has to send its whole body.")
+    max_connections: int = Field(
+        default=1000, ge=1, description="Connections and requests held at once; beyond it a request gets 503."
+    )
+    rate_limits: RateLimitSettings = Field(
+        default_factory=RateLimitSettings, description="Per-principal call rates and concurrency, per tool."
+    )
+
+    @field_validator("allowed_hosts")
+    @classmethod
+    def _hosts_lowercase(cls, hosts: list[str]) -> list[str]:
+        return [host.strip().lower() for host in hosts if host.strip()]
+
+    @field_validator("allowed_origins")
+    @classmethod
+    def _origins_exact(cls, origins: list[str]) -> list[str]:
+        exact = []
+        for origin in origins:
+            normalized = normalize_origin(origin)
+            if normalized is None:
+                raise ValueError(f"{origin!r} is not an origin: expected scheme://host[:port], e.g. https://ui.example")
+            exact.append(normalized)
+        return exact
 
     @property
     def node(self) -> str:
         """The name this node reports."""
         return self.node_id or f"{self.host}:{self.port}"
 
-    def token_table(self) -> TokenTable:
-        """The bearer tokens, ready to authenticate with."""
-        return TokenTable(self.tokens)
+    @property
+    def uses_jwt(self) -> bool:
+        """Whether callers authenticate with OAuth bearer JWTs."""
+        return bool(self.jwks_url or self.jwks_file)
+
+    def authenticator(self) -> Authenticator:
+        """Who may call: JWTs against a JWKS, a static token table, or (neither) open to this machine."""
+        if self.uses_jwt:
+            if self.tokens:
+                raise SurfaceError("configure either JWT authentication or static tokens, not both")
+            if not self.jwt_audience:
+                raise SurfaceError("JWT authentication needs COLONY_GATEWAY_JWT_AUDIENCE (this server's URL)")
+            jwks = None
+            if self.jwks_file:
+                try:
+                    jwks = json.loads(Path(self.jwks_file).read_text(encoding="utf-8"))
+                except (OSError, ValueError) as error:
+                    raise SurfaceError(f"{self.jwks_file}: cannot read the JWKS: {error}") from None
+            return JwtAuthenticator(
+                JwtSettings(audience=self.jwt_audience, jwks_url=self.jwks_url, jwks=jwks, issuer=self.jwt_issuer)
+            )
+        if self.tokens:
+            return TokenTable(self.tokens)
+        return OpenAccess()
 
     def check_safe(self) -> None:
         """Refuse to listen beyond loopback without tokens: an open gateway is for this machine only."""
-        if not is_loopback(self.host) and not self.tokens:
+        if not is_loopback(self.host) and not self.tokens and not self.uses_jwt:
             raise SurfaceError(
                 f"refusing to bind {self.host}: a gateway reachable from other machines needs bearer tokens "
                 "(set COLONY_GATEWAY_TOKENS or COLONY_GATEWAY_TOKENS_FILE)"
@@ -76,13 +148,28 @@ class GatewaySettings(BaseModel):
             "max_argument_bytes": "MAX_ARGUMENT_BYTES",
             "call_timeout_seconds": "CALL_TIMEOUT",
             "peer_timeout_seconds": "PEER_TIMEOUT",
+            "jwks_url": "JWKS_URL",
+            "jwks_file": "JWKS_FILE",
+            "jwt_audience": "JWT_AUDIENCE",
+            "jwt_issuer": "JWT_ISSUER",
+            "header_timeout_seconds": "HEADER_TIMEOUT",
+            "max_header_bytes": "MAX_HEADER_BYTES",
+            "body_timeout_seconds": "BODY_TIMEOUT",
+            "max_connections": "MAX_CONNECTIONS",
         }
         for field, suffix in simple.items():
             if env.get(f"COLONY_GATEWAY_{suffix}"):
                 values[field] = env[f"COLONY_GATEWAY_{suffix}"]
-        for field, suffix in (("allowed_hosts", "ALLOWED_HOSTS"), ("allowed_origins", "ALLOWED_ORIGINS")):
+        lists = (
+            ("allowed_hosts", "ALLOWED_HOSTS"),
+            ("allowed_origins", "ALLOWED_ORIGINS"),
+            ("authorization_servers", "AUTHORIZATION_SERVERS"),
+        )
+        for field, suffix in lists:
             if env.get(f"COLONY_GATEWAY_{suffix}"):
                 values[field] = [item.strip() for item in env[f"COLONY_GATEWAY_{suffix}"].split(",") if item.strip()]
+        if env.get("COLONY_GATEWAY_RATE_LIMITS"):
+            values["rate_limits"] = _parse_rate_limits(env["COLONY_GATEWAY_RATE_LIMITS"])
         if env.get("COLONY_GATEWAY_PEERS"):
             values["peers"] = _parse_peers(env["COLONY_GATEWAY_PEERS"])
         tokens = tokens_from_env()
@@ -118,3 +205,14 @@ def _parse_peers(text: str) -> list[dict[str, Any]]:
             raise SurfaceError("COLONY_GATEWAY_PEERS: expected a JSON list of peers")
         return peers
     return [{"url": url.strip()} for url in text.split(",") if url.strip()]
+
+
+def _parse_rate_limits(text: str) -> dict[str, Any]:
+    """``COLONY_GATEWAY_RATE_LIMITS``: a JSON object (see RateLimitSettings)."""
+    try:
+        limits = json.loads(text)
+    except json.JSONDecodeError as error:
+        raise SurfaceError(f"COLONY_GATEWAY_RATE_LIMITS: not valid JSON: {error}") from None
+    if not isinstance(limits, dict):
+        raise SurfaceError('COLONY_GATEWAY_RATE_LIMITS: expected a JSON object {"default": {...}, "tools": {...}}')
+    return limits

@@ -29,6 +29,15 @@ def test_serve_refuses_to_start_without_a_token(monkeypatch) -> None:
     assert "needs a bearer token: set COLONY_HPC_TOKEN" in result.output
 
 
+def test_serve_refuses_a_malformed_token_table_naming_it(monkeypatch) -> None:
+    monkeypatch.delenv("COLONY_HPC_TOKEN", raising=False)
+    monkeypatch.setenv("COLONY_HPC_TOKENS", '{"s3cret": {"agent": "a", "root": true}}')
+    result = CliRunner().invoke(app, ["hpc", "serve"])
+    assert result.exit_code == 1
+    assert "COLONY_HPC_TOKENS: entry 1 of the token table is malformed (root: Extra inputs" in result.output
+    assert "s3cret" not in result.output
+
+
 def test_serve_answers_health_and_openapi(aws: MotoServer) -> None:
     port = free_port()
     env = {**os.environ, "COLONY_HPC_TOKEN": "t", "COLONY_HPC_AWS_ENDPOINT_URL": aws.url}

@@ -60,13 +60,13 @@ def wait_for_deployments(names: list[str], process: subprocess.Popen[bytes], sec
     raise AssertionError(f"deployments never appeared: {names}")
 
 
-def test_colony_up_serves_the_deployments_and_runs_them(api: PrefectServer, tmp_path: Path) -> None:
+def test_colony_up_serves_the_deployments_and_runs_them(api: PrefectServer, tmp_path: Path, doubles_root: Path) -> None:
     home = tmp_path / "colony"
     log = (tmp_path / "up.log").open("wb")
     process = subprocess.Popen(
         [str(BIN / "colony"), "up", "--tick-interval", "3600"],
         cwd=REPO,
-        env=api.env(COLONY_HOME=str(home)),
+        env=api.env(COLONY_HOME=str(home), COLONY_REPO_ROOT=str(doubles_root)),
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
@@ -113,7 +113,7 @@ def approve_a_held_action_of_a_deployment(kernel: ColonyKernel, path: Path) -> N
     kernel.set_trust("engineer-9", 0.8)
     request = {
         "agent_id": "engineer-9",
-        "call": {"tool": "tests.doubles.LedgerToolDouble", "arguments": {"path": str(path), "text": "figures"}},
+        "call": {"tool": "ledger_double", "arguments": {"path": str(path), "text": "figures"}},
         "target": "ledger.served",
         "rationale": "Record the nightly figures in the ledger file for the audit trail",
         "rollback_plan": "erase_entry removes the written file again",

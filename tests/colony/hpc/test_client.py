@@ -80,3 +80,19 @@ async def test_an_upload_streams_with_a_content_length(tmp_path) -> None:
     (request,) = seen
     assert request.headers["Content-Length"] == "3000000" and "Transfer-Encoding" not in request.headers
     assert request.read() == source.read_bytes()
+
+
+async def test_a_single_url_upload_sends_the_signed_content_type(tmp_path) -> None:
+    source = tmp_path / "sim.xml"
+    source.write_text("<openEMS/>")
+    transport, seen = counting([httpx.Response(200, headers={"ETag": '"abc"'})])
+    target = UploadTarget(
+        key="sim.xml",
+        s3_key="jobs/o/j/inputs/sim.xml",
+        url="http://s3.test/put",
+        content_type="application/xml",
+        expires_at="2999-01-01T00:00:00Z",
+    )
+    await HPCClient(CONFIG, transport=transport).upload("j", target, source)
+    (request,) = seen
+    assert request.headers["Content-Type"] == "application/xml"

@@ -52,7 +52,7 @@ async def test_create_upload_submit_status_outputs(hpc_stack: HPCStack, tmp_path
     created = await client.create_job(request())
     assert created.record.state is JobState.CREATED
     (target,) = created.uploads
-    assert target.url and target.s3_key == "jobs/echo-1/inputs/in/data.txt"
+    assert target.url and target.s3_key == "jobs/default/echo-1/inputs/in/data.txt"
     source = tmp_path / "data.txt"
     source.write_text("hello")
     await client.upload("echo-1", target, source)
@@ -67,7 +67,7 @@ async def test_create_upload_submit_status_outputs(hpc_stack: HPCStack, tmp_path
 
     final = await client.status("echo-1")
     assert final.state is JobState.SUCCEEDED
-    hpc_stack.aws.client("s3").put_object(Bucket="colony-hpc", Key="jobs/echo-1/outputs/result.txt", Body=b"done")
+    hpc_stack.put_output("echo-1", "result.txt", b"done")
     (output,) = await client.outputs("echo-1")
     assert output.key == "result.txt" and output.size_bytes == 4
     downloaded = await client.download(output, tmp_path / "out" / "result.txt")
@@ -199,14 +199,23 @@ async def test_after_an_uncertain_submit_the_existing_batch_job_is_adopted(hpc_s
     s3 = hpc_stack.aws.client("s3")
     s3.put_object(
         Bucket="colony-hpc",
-        Key="jobs/echo-1/record.json",
+        Key=hpc_stack.key("echo-1", "record.json"),
         Body=created.record.model_copy(update={"state": JobState.SUBMITTING}).model_dump_json(),
     )
     batch = hpc_stack.aws.client("batch")
     batch.submit_job(jobName="echo-1", jobQueue="colony-hpc", jobDefinition="colony-echo")  # someone else's
+    batch.submit_job(  # another principal's job of the same name
+        jobName="echo-1",
+        jobQueue="colony-hpc",
+        jobDefinition="colony-echo",
+        tags={"colony:job-name": "echo-1", "colony:job-owner": "engineer-2"},
+    )
     earlier = batch.submit_job(
-        jobName="echo-1", jobQueue="colony-hpc", jobDefinition="colony-echo", tags={"colony:job-name": "echo-1"}
+        jobName="echo-1",
+        jobQueue="colony-hpc",
+        jobDefinition="colony-echo",
+        tags={"colony:job-name": "echo-1", "colony:job-owner": "default"},
     )["jobId"]
     status = await hpc_stack.client.submit("echo-1")
     assert status.batch_job_id == earlier
-    assert len(hpc_stack.batch_jobs("echo-1")) == 2  # no third job
+    assert len(hpc_stack.batch_jobs("echo-1")) == 3  # no fourth job

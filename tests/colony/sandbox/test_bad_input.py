@@ -20,6 +20,7 @@ from colony.errors import (
     ToolInputError,
     UnknownSandboxRoleError,
 )
+from colony.kernel import ColonyKernel
 from colony.sandbox import ImageRole, SandboxConfig, SandboxSession
 from tests.colony.sandbox.conftest import TightShell
 
@@ -97,9 +98,12 @@ def test_engine_down_is_a_retryable_clear_error() -> None:
 
 def test_engine_down_from_the_cli_prints_no_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DOCKER_HOST", DEAD_ENGINE)
+    ColonyKernel.from_env().set_trust("builder", 0.9)  # the gate lets the call through: the engine is what fails
     arguments = json.dumps({"script": "echo hi"})
+    case = ["--agent", "builder", "--rationale", "Say hello from the sandbox for the smoke check",
+            "--rollback-plan", "Nothing to undo", "--evidence", '{"tests": ["tests/colony/sandbox"]}']  # fmt: skip
     done = subprocess.run(
-        [str(Path(sys.executable).parent / "colony"), "tools", "call", "shell_exec", arguments, "--json"],
+        [str(Path(sys.executable).parent / "colony"), "tools", "call", "shell_exec", arguments, "--json", *case],
         capture_output=True,
         text=True,
         timeout=60,

@@ -116,21 +116,3 @@ class AsyncSleeper(LocalToolCapability):
         """
         await asyncio.sleep(seconds)
         return {"slept": seconds}
-
-
-class Impostor(LocalToolCapability):
-    """A tool whose argument collides with the caller's identity."""
-
-    spec = ToolSpec(name="impostor", description="Takes an agent_id of its own.", capabilities=("act",))
-
-    @action_executor
-    def act(self, *, agent_id: str) -> dict[str, str]:
-        """Echo ``agent_id``.
-
-        Args:
-            agent_id: Any text.
-
-        Returns:
-            {"agent_id": agent_id}.
-        """
-        return {"agent_id": agent_id}

@@ -9,13 +9,17 @@ import httpx
 import pytest
 
 from colony.errors import AuthenticationError, CapabilityDeniedError, SurfaceError
-from colony.surfaces.auth import TokenTable
+from colony.runtime import LOCAL_OPERATOR
+from colony.surfaces.auth import OpenAccess, TokenTable, parse_tokens
 from colony.surfaces.gateway import GatewaySettings
 from colony.surfaces.gateway.settings import is_loopback
 from tests.colony.surfaces.seed001 import call, mcp_over_http
 from tests.services.gateway import StartGateway
 
-TOKENS = {"root-token": ["*"], "convert-token": ["tool:unit_convert"]}
+TOKENS = {
+    "root-token": {"agent": "ops", "capabilities": ["*"], "operator": True},
+    "convert-token": {"agent": "converter", "capabilities": ["tool:unit_convert"]},
+}
 CONVERT = {
     "target": {"kind": "local"},
     "tool_name": "unit_convert",
@@ -83,20 +87,34 @@ async def test_mcp_tool_calls_respect_the_token(secured: str) -> None:
 
 
 def test_token_table_rules() -> None:
-    table = TokenTable({"t": ["tool:a"]})
-    assert table.authenticate("Bearer t").allows("tool:a")
-    assert not table.authenticate("bearer  t ").allows("tool:b")
+    table = TokenTable({"t": {"agent": "engineer-1", "capabilities": ["tool:a"]}})
+    principal = table.authenticate("Bearer t")
+    assert (principal.agent_id, principal.operator) == ("engineer-1", False)
+    assert principal.allows("tool:a") and not table.authenticate("bearer  t ").allows("tool:b")
     with pytest.raises(AuthenticationError):
         table.authenticate("Bearer ")
-    assert TokenTable().authenticate(None).allows("tool:anything")
+    assert OpenAccess().authenticate(None) == LOCAL_OPERATOR and LOCAL_OPERATOR.allows("tool:anything")
     with pytest.raises(SurfaceError, match="empty"):
-        TokenTable({" ": ["*"]})
+        TokenTable({" ": {"agent": "x"}})
+
+
+def test_the_list_form_still_loads_as_an_anonymous_principal_with_a_warning() -> None:
+    with pytest.warns(FutureWarning, match="binds no agent"):
+        grants = parse_tokens('{"old": ["tool:unit_convert"]}', "COLONY_GATEWAY_TOKENS")
+    principal = TokenTable(grants).authenticate("Bearer old")
+    assert (principal.agent_id, principal.operator, principal.capabilities) == (
+        "anonymous",
+        False,
+        frozenset({"tool:unit_convert"}),
+    )
+    with pytest.raises(SurfaceError, match="operator: Input should be a valid boolean"):
+        parse_tokens('{"t": {"agent": "a", "operator": "yes please"}}', "tokens.json")
 
 
 def test_binding_beyond_loopback_needs_tokens(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
     with pytest.raises(SurfaceError, match=r"refusing to bind 0\.0\.0\.0"):
         GatewaySettings(host="0.0.0.0").check_safe()
-    GatewaySettings(host="0.0.0.0", tokens={"t": ["*"]}).check_safe()
+    GatewaySettings(host="0.0.0.0", tokens={"t": {"agent": "ops", "capabilities": ["*"]}}).check_safe()
     GatewaySettings(host="::1").check_safe()
     assert is_loopback("localhost") and is_loopback("127.0.0.2") and not is_loopback("example.org")
     monkeypatch.setenv("COLONY_GATEWAY_TOKENS", "[1, 2]")
@@ -117,5 +135,6 @@ def test_capability_denied_names_every_missing_token() -> None:
 
     spec = ToolSpec(name="two_keys", capabilities=("run",), required_capabilities=("tool:two_keys", "net:egress"))
     with pytest.raises(CapabilityDeniedError) as caught:
-        TokenTable({"t": ["tool:two_keys"]}).authenticate("Bearer t").require(spec)
+        principal = TokenTable({"t": {"agent": "a", "capabilities": ["tool:two_keys"]}}).authenticate("Bearer t")
+        principal.require(spec.required_capabilities, "calling two_keys")
     assert caught.value.missing == ["net:egress"]

@@ -56,7 +56,7 @@ def test_the_seed_workflow_chain() -> None:
 def test_list_tools_as_the_seed_filters_them() -> None:
     tools = UnifiedToolClient().get_local_toolhost().list_tools()
     by_name = {tool["name"]: tool for tool in tools}
-    assert by_name["unit_convert"]["version"] == "1.0.0"
+    assert by_name["unit_convert"]["version"] == "1.0.1"
     assert by_name["unit_convert"]["required_capability"] == "tool:unit_convert"
     deterministic = [tool["name"] for tool in tools if tool.get("deterministic", False)]
     offline = [tool["name"] for tool in tools if "no_network" in tool.get("policy_tags", [])]

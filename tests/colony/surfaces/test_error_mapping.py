@@ -7,7 +7,14 @@ from mcp_types import INVALID_PARAMS
 
 import colony.kernel  # noqa: F401 - the kernel's errors are part of the hierarchy
 from colony import errors
-from colony.surfaces.error_mapping import HTTP_STATUS, MCP_ERROR_CODE, http_status, mcp_error, rebuild_error
+from colony.surfaces.error_mapping import (
+    HTTP_STATUS,
+    MCP_ERROR_CODE,
+    http_headers,
+    http_status,
+    mcp_error,
+    rebuild_error,
+)
 
 
 def every_colony_error() -> set[type[errors.ColonyError]]:
@@ -39,6 +46,7 @@ def test_every_colony_error_is_mapped_explicitly() -> None:
         (errors.KernelInputError.for_field("agent_id", "missing"), 400, INVALID_PARAMS),
         (errors.KernelStoreError("locked", retryable=True), 503, -32012),
         (errors.ActionNotExecutedError("held", verdict={"decision": "hold"}), 409, -32026),
+        (errors.RateLimitedError("slow down", retry_after_seconds=0.25), 429, -32029),
     ],
 )
 def test_statuses_and_codes(error: errors.ColonyError, status: int, code: int) -> None:
@@ -63,6 +71,7 @@ def test_an_unlisted_subclass_falls_back_to_its_parent() -> None:
         errors.UnknownToolError("unknown tool 'x'"),
         errors.ToolExecutionError("broke", retryable=True),
         errors.AuthenticationError("who are you"),
+        errors.RateLimitedError("slow down", retry_after_seconds=2.5),
     ],
 )
 def test_rebuilt_errors_keep_type_message_and_details(error: errors.ColonyError) -> None:
@@ -71,22 +80,49 @@ def test_rebuilt_errors_keep_type_message_and_details(error: errors.ColonyError)
     assert rebuilt.to_dict() == error.to_dict()
 
 
+def test_answers_carry_their_headers() -> None:
+    assert http_headers(errors.AuthenticationError("who")) == {"www-authenticate": 'Bearer realm="colony"'}
+    assert http_headers(errors.RateLimitedError("busy", retry_after_seconds=0.2)) == {"retry-after": "1"}
+    assert http_headers(errors.RateLimitedError("slow", retry_after_seconds=12.01)) == {"retry-after": "13"}
+    assert http_headers(errors.ToolInputError("bad")) == {}
+    for garbage in (None, "soon", float("inf"), -3, True):
+        rebuilt = rebuild_error({"type": "RateLimitedError", "message": "m", "retry_after_seconds": garbage}, 429)
+        assert isinstance(rebuilt, errors.RateLimitedError) and rebuilt.retry_after_seconds == 1.0
+
+
 def test_an_answer_that_names_no_known_error_is_a_peer_error() -> None:
     rebuilt = rebuild_error({"type": "Teapot", "message": "short and stout"}, 418)
     assert isinstance(rebuilt, errors.PeerError) and "418" in str(rebuilt)
     assert isinstance(rebuild_error("garbage", 422), errors.ToolInputError)
 
 
-def test_hpc_errors_keep_their_details_or_come_back_as_their_nearest_ancestor() -> None:
-    limit = errors.HPCLimitError(["min_vcpus 64 exceeds max_vcpus 16"])
-    rebuilt = rebuild_error(limit.to_dict(), http_status(limit))
-    assert isinstance(rebuilt, errors.HPCLimitError)
-    assert rebuilt.violations == ["min_vcpus 64 exceeds max_vcpus 16"]
-    aws = errors.AWSError("no such bucket", code="NoSuchBucket", operation="PutObject")
-    rebuilt_aws = rebuild_error(aws.to_dict(), http_status(aws))
-    assert isinstance(rebuilt_aws, errors.AWSError)
-    assert (rebuilt_aws.code, rebuilt_aws.operation) == ("NoSuchBucket", "PutObject")
-    failed = errors.HPCJobFailedError("job-1", "Essential container exited", ["boom"])
-    rebuilt_failed = rebuild_error(failed.to_dict(), http_status(failed))
-    assert type(rebuilt_failed) is errors.HPCError
-    assert "Essential container exited" in str(rebuilt_failed)
+def sample(cls: type[errors.ColonyError]) -> errors.ColonyError:
+    """An instance of ``cls`` with every field its constructor takes set to something recognisable."""
+    values: dict[str, object] = {
+        "errors": [errors.FieldError(field="f", message="bad", expected="int")],
+        "missing": ["tool:x"],
+        "verdict": {"decision": "hold", "gate_score": 0.4},
+        "retryable": True,
+        "action": "convert_units",
+        "code": "NoSuchKey",
+        "operation": "GetObject",
+        "status_code": 409,
+        "retry_after_seconds": 2.5,
+    }
+    if cls is errors.HPCLimitError:
+        return cls(["min_vcpus 64 exceeds max_vcpus 16"])
+    if cls is errors.HPCJobFailedError:
+        return cls("job-1", "Essential container exited", ["boom"])
+    import inspect
+
+    accepted = inspect.signature(cls.__init__).parameters
+    return cls("what went wrong", **{k: v for k, v in values.items() if k in accepted})  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("cls", sorted(every_colony_error(), key=lambda cls: cls.__name__))
+def test_every_error_round_trips_losslessly(cls: type[errors.ColonyError]) -> None:
+    error = sample(cls)
+    rebuilt = rebuild_error(error.to_dict(), http_status(error))
+    assert type(rebuilt) is cls
+    assert rebuilt.to_dict() == error.to_dict()
+    assert rebuilt.retryable == error.retryable and str(rebuilt) == str(error)

@@ -19,8 +19,8 @@ from mcp.server.lowlevel import Server
 from mcp.shared.exceptions import MCPError
 from schemathesis import GenerationMode
 
+from colony.runtime import Runtime
 from colony.surfaces.mcp_server import build_mcp_server
-from colony.surfaces.toolhost import LocalToolHost
 
 
 def test_the_gateway_never_answers_500(gateway_url: str) -> None:
@@ -70,7 +70,7 @@ ARGUMENTS = st.dictionaries(st.sampled_from(FIELDS) | st.text(max_size=8), JSON,
 @pytest.fixture(scope="module")
 def mcp_server() -> Server[Any]:
     """One in-process server (and so one kernel) for every generated session."""
-    return build_mcp_server(LocalToolHost())
+    return build_mcp_server(Runtime())
 
 
 @settings(max_examples=30, deadline=None, suppress_health_check=list(HealthCheck), database=None)

@@ -103,7 +103,7 @@ def test_catalog_lists_seed_tool_schemas(gateway_url: str) -> None:
     body = httpx.get(f"{gateway_url}/v1/catalog", timeout=10).json()
     tools = {tool["name"]: tool for tool in body["tools"]}
     convert = tools["unit_convert"]
-    assert convert["tool_id"] == "tool:unit_convert" and convert["version"] == "1.0.0"
+    assert convert["tool_id"] == "tool:unit_convert" and convert["version"] == "1.0.1"
     assert convert["required_capabilities"] == ["tool:unit_convert"]
     assert convert["required_capability"] == "tool:unit_convert"
     assert convert["policy_tags"] == ["pure", "deterministic", "no_network"] and convert["deterministic"] is True
@@ -123,7 +123,7 @@ def test_catalog_filters_and_enrichment(gateway_url: str) -> None:
     enriched = httpx.get(f"{gateway_url}/v1/catalog", params={"enrich": "true"}, timeout=10).json()
     convert = next(tool for tool in enriched["tools"] if tool["name"] == "unit_convert")
     assert convert["node"] == enriched["node"]
-    assert convert["card"].startswith("Tool unit_convert v1.0.0")
+    assert convert["card"].startswith("Tool unit_convert v1.0.1")
     assert len(convert["definition_sha256"]) == 64
     assert convert["mcp"]["annotations"]["read_only_hint"] is True
 

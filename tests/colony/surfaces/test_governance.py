@@ -60,7 +60,8 @@ async def test_a_trusted_agent_is_gated_executed_and_recorded(governed_gateway: 
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
         annotations = tools["append_note"].annotations
         assert annotations is not None and annotations.destructive_hint is True and annotations.read_only_hint is False
-        assert {"rationale", "rollback_plan", "agent_id"} <= set(tools["append_note"].input_schema["properties"])
+        assert {"rationale", "rollback_plan", "evidence"} <= set(tools["append_note"].input_schema["properties"])
+        assert "agent_id" not in tools["append_note"].input_schema["properties"]  # identity is not an argument
 
         answer, failed = await call(client, "append_note", {"note": "calibration ok", **CASE})
         assert not failed, answer

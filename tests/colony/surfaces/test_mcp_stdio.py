@@ -19,9 +19,9 @@ REPO_ROOT = Path(__file__).resolve().parents[3]
 COLONY = str(Path(sys.executable).parent / "colony")
 
 
-def stdio_server(home: Path, **env: str) -> StdioServerParameters:
+def stdio_server(home: Path, *args: str, **env: str) -> StdioServerParameters:
     environment = {**os.environ, "COLONY_HOME": str(home), "PYTHONPATH": str(REPO_ROOT), **env}
-    return StdioServerParameters(command=COLONY, args=["mcp"], env=environment)
+    return StdioServerParameters(command=COLONY, args=["mcp", *args], env=environment)
 
 
 async def test_seed_examples_and_bad_arguments_over_stdio(colony_home: Path) -> None:
@@ -36,12 +36,12 @@ async def test_seed_examples_and_bad_arguments_over_stdio(colony_home: Path) -> 
     assert set(KERNEL_TOOLS) | {"unit_convert", "jsonschema_validate", "doc_summarize"} <= set(tools)
     convert = tools["unit_convert"]
     assert convert.input_schema["required"] == ["value", "from_unit", "to_unit"]
-    assert "agent_id" in convert.input_schema["properties"]
+    assert "agent_id" not in convert.input_schema["properties"]  # identity is not an argument
     assert convert.annotations is not None and convert.annotations.read_only_hint is True
     assert convert.annotations.destructive_hint is False and convert.annotations.idempotent_hint is True
-    assert "Tool unit_convert v1.0.0" in (convert.description or "")
+    assert "Tool unit_convert v1.0.1" in (convert.description or "")
     assert convert.meta == {
-        "colony/version": "1.0.0",
+        "colony/version": "1.0.1",
         "colony/definition_sha256": served_definition(UnitConvert).sha256,
     }
     propose = tools["colony_propose_action"]
@@ -49,17 +49,18 @@ async def test_seed_examples_and_bad_arguments_over_stdio(colony_home: Path) -> 
     assert (propose.description or "").startswith("Submit an action proposal to the Colony actuation gate.")
 
 
-async def test_the_agent_comes_from_the_environment_or_the_argument(colony_home: Path, tmp_path: Path) -> None:
+async def test_the_local_operator_acts_only_for_the_agent_it_names(colony_home: Path, tmp_path: Path) -> None:
     repo = sample_repo(tmp_path / "repo")
-    server = stdio_server(colony_home, COLONY_AGENT_ID="stdio-agent", COLONY_REPO_ROOT=str(repo))
+    server = stdio_server(colony_home, "--agent", "stdio-agent", COLONY_AGENT_ID="spoofed", COLONY_REPO_ROOT=str(repo))
+    case = {"rationale": "Note the calibration result for the operators", "rollback_plan": "Delete the line"}
     async with Client(server) as client:
+        answer, failed = await call(client, "append_note", {"note": "hello", **case})
+        assert failed and answer["verdict"]["decision"] == "refuse"
+        answer, failed = await call(client, "append_note", {"note": "hello", "agent_id": "named-agent", **case})
+        assert failed and "agent_id" in answer["error"]  # not an argument of the tool: refused before the gate
         answer, failed = await call(client, "append_note", {"note": "hello"})
-        assert failed and answer["verdict"]["decision"] == "refuse"
-        answer, failed = await call(client, "append_note", {"note": "hello", "agent_id": "named-agent"})
-        assert failed and answer["verdict"]["decision"] == "refuse"
-        answer, failed = await call(client, "append_note", {"note": "hello", "agent_id": 7})
-        assert failed and "agent_id" in answer["error"]
-        for agent in ("stdio-agent", "named-agent"):
+        assert failed and "rationale" in answer["error"]
+        for agent, proposals in (("stdio-agent", 1), ("spoofed", 0), ("named-agent", 0)):
             profile, _ = await call(client, "colony_agent_profile", {"agent_id": agent})
-            assert profile["total_proposals"] == 1, profile
+            assert profile["total_proposals"] == proposals, profile
     assert not (colony_home / "notes.txt").exists()

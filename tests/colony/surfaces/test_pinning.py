@@ -11,7 +11,7 @@ from typer.testing import CliRunner
 from colony.catalog import ToolEntry, load_registry, save_registry
 from colony.cli import app
 from colony.surfaces.definitions import definition_hash, served_definition
-from colony.surfaces.pinning import PIN_KEY, PinState, check_pins, pin_entries
+from colony.surfaces.pinning import PIN_KEY, PinState, check_pins, pin_entries, semver_key
 from tests.colony.surfaces.sample_tools import AppendNote, AppendNoteBumped, AppendNoteReworded
 from tools.unit_convert import UnitConvert
 
@@ -72,3 +72,101 @@ def test_cli_pin_and_check(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
     registry.write_text(json.dumps(document))
     changed = runner.invoke(app, ["tools", "check"])
     assert changed.exit_code == 1 and "its version is still 1.0.0" in " ".join(changed.output.split())
+
+
+class AppendNoteV25(AppendNote):
+    """The original definition, released as 2.5.0."""
+
+    spec = AppendNote.spec.model_copy(update={"version": "2.5.0"})
+
+
+class AppendNoteV1_9(AppendNote):
+    spec = AppendNote.spec.model_copy(update={"version": "1.9.0"})
+
+
+class AppendNoteV1_10Reworded(AppendNoteReworded):
+    spec = AppendNoteReworded.spec.model_copy(update={"version": "1.10.0"})
+
+
+class AppendNoteRc(AppendNoteReworded):
+    spec = AppendNoteReworded.spec.model_copy(update={"version": "1.0.1-rc.1"})
+
+
+def test_semantic_version_precedence() -> None:
+    ordered = [
+        "1.0.0-alpha",
+        "1.0.0-alpha.1",
+        "1.0.0-alpha.beta",
+        "1.0.0-beta",
+        "1.0.0-beta.2",
+        "1.0.0-beta.11",
+        "1.0.0-rc.1",
+        "1.0.0",
+        "1.9.0",
+        "1.10.0",
+        "2.0.0",
+    ]
+    assert sorted(reversed(ordered), key=semver_key) == ordered
+    assert semver_key("1.0.0+build.7") == semver_key("1.0.0")
+    with pytest.raises(ValueError, match="'v1' is not a semantic version"):
+        semver_key("v1")
+
+
+def entry_here(cls_name: str) -> ToolEntry:
+    return ToolEntry(name="append_note", capability="append_note", capability_fqn=f"{__name__}.{cls_name}")
+
+
+def test_cli_check_fails_on_a_downgrade(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """2.5.0 pinned, then 1.0.0 with a new definition: an error, not a new pin."""
+    monkeypatch.setenv("COLONY_REPO_ROOT", str(tmp_path))
+    registry = tmp_path / ".colony" / "tool-registry.json"
+    save_registry({"append_note": entry_here("AppendNoteV25")}, registry)
+    runner = CliRunner()
+    assert runner.invoke(app, ["tools", "pin"]).exit_code == 0
+    document = json.loads(registry.read_text())
+    document["tools"][0]["capability_fqn"] = f"{MODULE}.AppendNoteReworded"
+    registry.write_text(json.dumps(document))
+    result = runner.invoke(app, ["tools", "check"])
+    assert result.exit_code == 1
+    text = " ".join(result.output.split())
+    assert "version went down from the pinned 2.5.0 to 1.0.0" in text
+    assert "release it as a version above 2.5.0" in text
+    assert (status := check_pins(load_registry(registry))[0]).state is PinState.DOWNGRADED, status
+
+
+@pytest.mark.parametrize(
+    ("pinned", "now", "exit_code", "said"),
+    [
+        ("AppendNoteV1_9", "AppendNoteV1_10Reworded", 0, "v1.9.0 -> v1.10.0 with a new definition"),
+        ("AppendNoteV1_10Reworded", "AppendNoteV1_9", 1, "version went down from the pinned 1.10.0 to 1.9.0"),
+        ("AppendNote", "AppendNoteRc", 0, "v1.0.0 -> v1.0.1-rc.1 with a new definition"),
+    ],
+)
+def test_cli_check_compares_versions_by_precedence_not_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pinned: str, now: str, exit_code: int, said: str
+) -> None:
+    monkeypatch.setenv("COLONY_REPO_ROOT", str(tmp_path))
+    registry = tmp_path / ".colony" / "tool-registry.json"
+    save_registry({"append_note": entry_here(pinned)}, registry)
+    runner = CliRunner()
+    assert runner.invoke(app, ["tools", "pin"]).exit_code == 0
+    document = json.loads(registry.read_text())
+    document["tools"][0]["capability_fqn"] = f"{__name__}.{now}"
+    registry.write_text(json.dumps(document))
+    result = runner.invoke(app, ["tools", "check"])
+    assert result.exit_code == exit_code, result.output
+    assert said in " ".join(result.output.split())
+
+
+def test_cli_check_fails_on_a_pin_whose_version_is_not_semver(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLONY_REPO_ROOT", str(tmp_path))
+    registry = tmp_path / ".colony" / "tool-registry.json"
+    save_registry({"append_note": entry("AppendNote")}, registry)
+    runner = CliRunner()
+    assert runner.invoke(app, ["tools", "pin"]).exit_code == 0
+    document = json.loads(registry.read_text())
+    document["tools"][0]["extra"][PIN_KEY]["version"] = "latest"
+    registry.write_text(json.dumps(document))
+    result = runner.invoke(app, ["tools", "check"])
+    assert result.exit_code == 1
+    assert "its pin's version is unusable: 'latest' is not a semantic version" in " ".join(result.output.split())

@@ -1,4 +1,4 @@
-"""/mcp's DNS-rebinding protection: this machine's names by default, plus what the operator allows."""
+"""/mcp's DNS-rebinding protection: this gateway's own names and origins, plus exactly what the operator allows."""
 
 from __future__ import annotations
 
@@ -14,7 +14,10 @@ LISTING = {"jsonrpc": "2.0", "id": 1, "method": "tools/list", "params": {}}
     ("origin", "status"),
     [
         ("https://console.example", 200),
-        ("http://localhost:3000", 200),
+        ("http://localhost:8787", 200),
+        ("http://localhost:3000", 403),
+        ("http://console.example", 403),
+        ("https://console.example:8443", 403),
         ("https://console.example.evil", 403),
         ("http://evil.example", 403),
     ],

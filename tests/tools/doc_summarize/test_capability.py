@@ -120,7 +120,7 @@ async def test_oversized_text_is_refused(tool):
 
 def test_spec_carries_the_seed_identity():
     spec = DocSummarize.spec
-    assert (spec.tool_id, spec.version, spec.deterministic) == ("tool:doc_summarize", "1.0.0", True)
+    assert (spec.tool_id, spec.version, spec.deterministic) == ("tool:doc_summarize", "1.0.1", True)
     assert spec.policy_tags == ("nlp", "pure", "no_network")
     assert spec.required_capabilities == ("tool:doc_summarize",)
     assert DocSummarize.actions()["summarize_text"].input_schema == spec.inputs_schema

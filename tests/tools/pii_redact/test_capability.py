@@ -202,7 +202,7 @@ async def test_oversized_text_is_refused(tool):
 
 def test_spec_carries_the_seed_identity():
     spec = PiiRedact.spec
-    assert (spec.tool_id, spec.version, spec.deterministic) == ("tool:pii_redact", "1.1.0", True)
+    assert (spec.tool_id, spec.version, spec.deterministic) == ("tool:pii_redact", "1.1.1", True)
     assert spec.policy_tags == ("pii", "privacy", "pure", "no_network")
     assert spec.required_capabilities == ("tool:pii_redact",)
     assert PiiRedact.actions()["redact_pii"].input_schema == spec.inputs_schema

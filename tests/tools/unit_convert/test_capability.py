@@ -90,7 +90,7 @@ async def test_bad_arguments_name_the_field(tool, arguments, field, message):
 
 def test_spec_carries_the_seed_identity():
     spec = UnitConvert.spec
-    assert (spec.tool_id, spec.version, spec.deterministic) == ("tool:unit_convert", "1.0.0", True)
+    assert (spec.tool_id, spec.version, spec.deterministic) == ("tool:unit_convert", "1.0.1", True)
     assert spec.policy_tags == ("pure", "deterministic", "no_network")
     assert spec.required_capabilities == ("tool:unit_convert",)
     assert UnitConvert.actions()["convert_units"].input_schema == spec.inputs_schema

@@ -1,7 +1,7 @@
-"""One ColonyKernel per server, created on first use.
+"""One ColonyKernel per runtime, created on first use.
 
-The MCP server and the gateway share one provider, so an MCP client, an HTTP
-caller and a governed catalog call all reach the same kernel and the same store.
+Every surface of a process shares the runtime's provider, so an MCP client, an
+HTTP caller and a governed catalog call all reach the same kernel and store.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ __all__ = ["KernelProvider"]
 
 
 class KernelProvider:
-    """Lazily creates the kernel (``ColonyKernel.from_env()``) the first time a surface needs it."""
+    """Lazily creates the kernel (``ColonyKernel.from_env()``) the first time a call needs it."""
 
     def __init__(self, kernel: ColonyKernel | None = None) -> None:
         self._kernel = kernel
@@ -31,3 +31,8 @@ class KernelProvider:
 
                     self._kernel = ColonyKernel.from_env()
         return self._kernel
+
+    def close(self) -> None:
+        """Release the kernel's database connections, if it was ever created."""
+        if self._kernel is not None:
+            self._kernel.close()

@@ -1,0 +1,166 @@
+"""The catalog as the runtime sees it: loaded once per process, reloaded when the file changes.
+
+Only catalog names resolve: a call never imports a path it was given. Each
+planner-visible entry is imported and checked against its class's spec when the
+catalog loads, so a broken entry fails at start-up (or at reload, where the last
+good catalog stays in service and the problem is reported).
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from types import MappingProxyType
+from typing import TYPE_CHECKING
+
+from colony.catalog import ToolEntry, check_entry, get_entry, load_registry, planner_visible, registry_path
+from colony.errors import UnknownActionError
+from colony.spec import ExecutionLocality
+
+if TYPE_CHECKING:
+    from colony.capability import ToolCapability
+
+__all__ = ["Catalog", "CatalogTool", "is_governed"]
+
+_RECHECK_SECONDS = 1.0
+
+
+@dataclass(frozen=True)
+class CatalogTool:
+    """One mountable catalog tool: its entry and its class."""
+
+    entry: ToolEntry
+    cls: type[ToolCapability]
+
+    @property
+    def name(self) -> str:
+        """The tool's catalog name (its spec's name)."""
+        return self.entry.name
+
+    @property
+    def primary_action(self) -> str:
+        """The action a call runs when it names none."""
+        return self.cls.primary_action()
+
+    def action(self, name: str | None) -> str:
+        """``name`` if the tool has it (the primary action when None), else UnknownActionError."""
+        if name is None:
+            return self.primary_action
+        if name not in self.cls.actions():
+            known = ", ".join(sorted(self.cls.actions()))
+            raise UnknownActionError(f"{self.name} has no action {name!r} (it has: {known})")
+        return name
+
+    def side_effecting(self, action: str) -> bool:
+        """The action's own flag, or the tool's when the action declares none."""
+        return _side_effecting(self.cls, action)
+
+    def governed(self, action: str) -> bool:
+        """Whether a call of ``action`` must pass the gate."""
+        return is_governed(self.cls, action)
+
+
+def _side_effecting(cls: type[ToolCapability], action: str) -> bool:
+    declared = cls.actions()[action].side_effecting
+    return cls.side_effecting if declared is None else declared
+
+
+def is_governed(cls: type[ToolCapability], action: str) -> bool:
+    """Whether a call of ``action`` passes the gate: it changes the world, or spends money or shared capacity.
+
+    An HPC job or a paid call is budgeted by the gate even when it writes nothing the caller owns.
+    The preconditions report is a read of the tool's own state, never governed.
+    """
+    if action == "check_preconditions":
+        return False
+    spec = cls.spec
+    costly = spec.execution_locality is ExecutionLocality.HPC or spec.cost_model.usd_per_call > 0
+    return _side_effecting(cls, action) or costly
+
+
+class Catalog:
+    """The planner-visible catalog tools, resolved by name only."""
+
+    def __init__(
+        self,
+        path: Path | None = None,
+        *,
+        entries: Mapping[str, ToolEntry] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        self.path = None if entries is not None else (path or registry_path())
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._listeners: list[Callable[[Catalog], None]] = []
+        self._stamp: tuple[int, int] | None = None
+        self._checked_at = clock()
+        self.generation = 0
+        self.reload_error: str | None = None
+        self._tools = self._mount(dict(entries) if entries is not None else self._read())
+
+    @property
+    def tools(self) -> Mapping[str, CatalogTool]:
+        """Every planner-visible tool by name (re-read first if the registry file changed)."""
+        self.refresh()
+        return self._tools
+
+    def resolve(self, name: str) -> CatalogTool:
+        """The tool called ``name``, or UnknownToolError listing what exists."""
+        tools = self.tools
+        tool = tools.get(name)
+        if tool is None:
+            get_entry(name, {tool.name: tool.entry for tool in tools.values()})
+        assert tool is not None
+        return tool
+
+    def on_change(self, listener: Callable[[Catalog], None]) -> None:
+        """Call ``listener`` after every reload that changed the tools (MCP's ``tools/list_changed``)."""
+        self._listeners.append(listener)
+
+    def refresh(self, *, force: bool = False) -> bool:
+        """Reload when the registry file changed (checked at most once a second); whether anything changed."""
+        if self.path is None or (not force and self._clock() - self._checked_at < _RECHECK_SECONDS):
+            return False
+        with self._lock:
+            self._checked_at = self._clock()
+            if self._file_stamp() == self._stamp and not force:
+                return False
+            try:
+                tools = self._mount(self._read())
+            except Exception as error:  # noqa: BLE001 - keep serving the last good catalog, say why
+                self.reload_error = f"{type(error).__name__}: {error}"
+                return False
+            self.reload_error = None
+            changed = {n: t.cls for n, t in tools.items()} != {n: t.cls for n, t in self._tools.items()}
+            self._tools = tools
+            if changed:
+                self.generation += 1
+        if changed:
+            for listener in list(self._listeners):
+                listener(self)
+        return changed
+
+    def _file_stamp(self) -> tuple[int, int] | None:
+        assert self.path is not None
+        try:
+            stat = self.path.stat()
+        except OSError:
+            return None
+        return stat.st_mtime_ns, stat.st_size
+
+    def _read(self) -> dict[str, ToolEntry]:
+        assert self.path is not None
+        self._stamp = self._file_stamp()
+        return load_registry(self.path)
+
+    @staticmethod
+    def _mount(entries: dict[str, ToolEntry]) -> Mapping[str, CatalogTool]:
+        tools = {}
+        for name, entry in planner_visible(entries).items():
+            cls = check_entry(entry)  # imports the class; refuses an entry whose name or key its spec denies
+            assert cls is not None
+            tools[name] = CatalogTool(entry=entry, cls=cls)
+        return MappingProxyType(tools)

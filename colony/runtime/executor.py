@@ -1,0 +1,98 @@
+"""The execute step: run one validated action on the pool's instance, under the call's deadline.
+
+The executor is the one place an action runs for a caller, and it demands an
+Authorization for every governed action (see ``colony.runtime.authorization``).
+The Prefect layer plugs in its own executor (the action as a task, cached and
+retried by determinism) with the same demand.
+"""
+
+from __future__ import annotations
+
+import functools
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import anyio
+import anyio.to_thread
+
+from colony.deadlines import deadline_scope
+from colony.errors import CallTimeoutError, ColonyError, ToolExecutionError
+from colony.runtime.authorization import Authorization, require_authorization
+from colony.runtime.catalog import CatalogTool
+from colony.runtime.pool import ToolPool
+
+__all__ = ["Execution", "Executor", "InProcessExecutor", "as_tool_error"]
+
+# A pure tool that declares a CPU cost under this runs on the event loop: a thread
+# hop would cost more than the call. A tool that declares no cost gets a thread.
+_INLINE_CPU_SECONDS = 0.001
+
+
+@dataclass(frozen=True)
+class Execution:
+    """What running an action gave: its result, and whether it came from a cache of an identical call."""
+
+    result: Any
+    cached: bool = False
+
+
+class Executor(Protocol):
+    """Runs one action of one tool with validated arguments."""
+
+    async def run(
+        self, tool: CatalogTool, action: str, arguments: dict[str, Any], authorization: Authorization | None
+    ) -> Execution:
+        """The action's result; a governed action without a valid authorization raises UngatedActionError."""
+        ...
+
+
+class InProcessExecutor:
+    """Runs actions in this process: coroutines on the loop, blocking work on a worker thread."""
+
+    def __init__(self, pool: ToolPool, *, timeout_seconds: float = 30.0) -> None:
+        self.pool = pool
+        self.timeout_seconds = timeout_seconds
+
+    async def run(
+        self, tool: CatalogTool, action: str, arguments: dict[str, Any], authorization: Authorization | None
+    ) -> Execution:
+        """Run ``action`` under the timeout; foreign failures become ToolExecutionError."""
+        return Execution(await self._run(tool, action, arguments, authorization))
+
+    async def _run(
+        self, tool: CatalogTool, action: str, arguments: dict[str, Any], authorization: Authorization | None
+    ) -> Any:
+        if tool.governed(action):
+            require_authorization(authorization, tool.name, action)
+        instance = self.pool.instance(tool.cls)
+        definition = tool.cls.actions()[action]
+        try:
+            if not definition.is_async and _runs_inline(tool, action):
+                return await instance.invoke(action, arguments)
+            # The deadline travels with the call (a sandbox cuts its own timeout to it), and the
+            # cancellation at the deadline kills what the call started before it is reported.
+            with deadline_scope(self.timeout_seconds) as left, anyio.fail_after(left):
+                if definition.is_async:
+                    return await instance.invoke(action, arguments)
+                method = functools.partial(instance.bound_action(action), **arguments)
+                return await anyio.to_thread.run_sync(method, abandon_on_cancel=True)
+        except TimeoutError:
+            raise CallTimeoutError(f"{tool.name} did not finish within {self.timeout_seconds:g} s") from None
+        except Exception as error:  # a tool's own bug reaches the caller as an answer, not a traceback
+            raise as_tool_error(tool, error) from error
+
+
+def as_tool_error(tool: CatalogTool, error: Exception) -> ColonyError:
+    """A failure as the caller sees it: a Colony error as it is, anything else as a ToolExecutionError.
+
+    A dropped connection or a timeout inside the tool is marked retryable: a second attempt may succeed.
+    """
+    if isinstance(error, ColonyError):
+        return error
+    transient = isinstance(error, ConnectionError | TimeoutError)
+    return ToolExecutionError(f"{tool.name} failed: {type(error).__name__}: {error}", retryable=transient)
+
+
+def _runs_inline(tool: CatalogTool, action: str) -> bool:
+    declared = tool.cls.spec.cost_model.cpu_seconds
+    return not tool.governed(action) and 0 < declared < _INLINE_CPU_SECONDS

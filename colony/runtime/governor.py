@@ -1,0 +1,295 @@
+"""The Governor: the only code that proposes, holds, executes, records and rolls back a governed call.
+
+    propose (risk from the catalog spec, never lowered by the caller)
+      EXECUTE -> run with the consumed authorization -> record (attested)
+      HOLD    -> the hold strategy (a person decides) -> approved: run -> record;
+                 rejected or timed out: record the refusal; no strategy: HELD
+      REFUSE  -> the verdict is the answer (the kernel laid a FAILURE trace)
+    a failed check after the run -> the declared rollback action -> record as failed
+
+The Prefect layer plugs in strategies (its executor, pause/suspend for HOLD,
+events); it does not copy this logic.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+import anyio.to_thread
+
+from colony.errors import CallTimeoutError, ColonyError, ToolInputError, VerificationError
+from colony.runtime.authorization import Authorization
+from colony.runtime.call import CallOutcome, CallRequest, CallStatus
+from colony.runtime.catalog import CatalogTool
+from colony.runtime.executor import Executor
+from colony.runtime.kernels import KernelProvider
+from colony.runtime.principal import Acting
+
+__all__ = ["GovernanceEvents", "Governor", "HeldCall", "HoldDecision", "HoldStrategy", "Proposer", "Verifier"]
+
+_MIN_RATIONALE = 20
+
+
+@dataclass(frozen=True)
+class HeldCall:
+    """A call the gate held, as a reviewer needs to see it."""
+
+    tool: str
+    action: str
+    acting: Acting
+    arguments: dict[str, Any]
+    verdict: dict[str, Any]
+
+
+@dataclass(frozen=True)
+class HoldDecision:
+    """A person's decision on a held call."""
+
+    approved: bool
+    reviewer: str
+    note: str = ""
+
+
+HoldStrategy = Callable[[HeldCall], Awaitable[HoldDecision | None]]
+"""Waits for a person; None means nobody decided in time."""
+
+Proposer = Callable[[Any], Awaitable[Any]]
+"""Asks the gate: a ProposeActionRequest in, a GateVerdict out (Prefect's is a task cached per flow run)."""
+
+Verifier = Callable[[Any], Awaitable[None]]
+"""A check run after the action succeeded (given its result); raising rolls the action back."""
+
+
+class GovernanceEvents(Protocol):
+    """Where the Governor reports what automations may act on (the Prefect layer emits events)."""
+
+    def gate_refused(self, acting: Acting, tool: str, action: str, verdict: dict[str, Any]) -> None:
+        """A refusal, a rejection or a timed-out approval."""
+
+    def role_changed(self, agent_id: str, before: str, after: str, trust: float) -> None:
+        """An outcome moved an agent to another role."""
+
+
+@dataclass
+class Governor:
+    """Gate, then execute, then record: every governed call, from every surface."""
+
+    kernels: KernelProvider
+    executor: Executor
+    on_hold: HoldStrategy | None = None
+    events: GovernanceEvents | None = None
+    propose: Proposer | None = None
+    clock: Callable[[], float] = field(default=time.monotonic)
+
+    async def govern(
+        self,
+        tool: CatalogTool,
+        action: str,
+        arguments: dict[str, Any],
+        request: CallRequest,
+        acting: Acting,
+        verify: Verifier | None = None,
+    ) -> CallOutcome:
+        """Propose the call, act on the verdict, record what happened."""
+        from colony.kernel import Decision
+
+        rationale = (request.rationale or "").strip()
+        if len(rationale) < _MIN_RATIONALE:
+            raise ToolInputError.for_field(
+                "rationale",
+                f"{tool.name}.{action} changes the world, so the gate judges it: give a rationale "
+                f"(why it is necessary, at least {_MIN_RATIONALE} characters) and a rollback_plan "
+                "(how to undo it), with evidence (tests, PRs, logs) if you have it",
+                expected=f"a string of at least {_MIN_RATIONALE} characters",
+            )
+        proposal = self._proposal(tool, action, arguments, request, acting)
+        if self.propose is not None:
+            verdict = await self.propose(proposal)
+        else:
+            verdict = await anyio.to_thread.run_sync(self.kernels.get().propose_action, proposal)
+        shown = {**verdict.seed_dict(), "proposal_id": verdict.proposal_id}
+        decision = verdict.decision
+        if decision is Decision.EXECUTE and request.approval_required:
+            decision = Decision.HOLD
+            shown |= {"decision": decision.value, "reason": f"{verdict.reason}; a person must approve this call"}
+            shown["required_evidence"] = [*shown.get("required_evidence", []), "human_approval"]
+        outcome = _Outcome(tool.name, action, acting, shown, version=tool.cls.spec.version)
+        if decision is Decision.REFUSE:
+            self._refused(outcome, shown)
+            return outcome.finish(CallStatus.REFUSED)
+        approval: HoldDecision | None = None
+        if decision is Decision.HOLD:
+            if self.on_hold is None:
+                return outcome.finish(CallStatus.HELD)
+            approval = await self.on_hold(HeldCall(tool.name, action, acting, arguments, shown))
+            outcome.approval = None if approval is None else approval.__dict__
+            if approval is None or not approval.approved:
+                return await self._record_refusal(outcome, approval)
+        assert verdict.proposal_id is not None
+        authorization = Authorization._issue(
+            proposal_id=verdict.proposal_id,
+            agent_id=acting.agent_id,
+            tool=tool.name,
+            action=action,
+            token=verdict.authorization,  # the kernel's own, when it issued one (EXECUTE)
+            approved_by=approval.reviewer if approval is not None else None,
+        )
+        return await self._execute(tool, action, arguments, authorization, outcome, verify)
+
+    def _proposal(
+        self, tool: CatalogTool, action: str, arguments: dict[str, Any], request: CallRequest, acting: Acting
+    ) -> Any:
+        from colony.kernel import ProposeActionRequest
+
+        spec = tool.cls.spec
+        evidence = {
+            **dict(request.evidence or {}),
+            "tool": spec.name,
+            "tool_version": spec.version,
+            "arguments": arguments,
+        }
+        evidence["sandbox"] = tool.cls.isolated  # from the tool's class, never from the caller
+        if request.target:
+            evidence["caller_target"] = request.target
+        if acting.acted_by:
+            evidence["acted_by"] = acting.acted_by
+        return ProposeActionRequest(
+            agent_id=acting.agent_id,
+            action_type=action,
+            target=spec.tool_id,  # judged on the tool it runs; a caller's target is context only
+            rationale=request.rationale or "",
+            rollback_plan=request.rollback_plan or "",
+            evidence=json.dumps(evidence, default=str),
+            side_effecting=True if tool.side_effecting(action) else None,
+            budget_estimate=_estimate(tool, request),
+        )
+
+    async def _execute(
+        self,
+        tool: CatalogTool,
+        action: str,
+        arguments: dict[str, Any],
+        authorization: Authorization,
+        outcome: _Outcome,
+        verify: Verifier | None,
+    ) -> CallOutcome:
+        started = self.clock()
+        try:
+            result = (await self.executor.run(tool, action, arguments, authorization)).result
+        except ColonyError as error:
+            what = "timed out, and was killed at its deadline" if isinstance(error, CallTimeoutError) else "failed"
+            await self._record(outcome, authorization, f"{what}: {error}", False, started)
+            return outcome.finish(CallStatus.FAILED, error=error)
+        if verify is not None:
+            try:
+                await verify(result)
+            except Exception as error:  # noqa: BLE001 - any failed check rolls the action back
+                problem = VerificationError(f"the check after {tool.name}.{action} failed: {error}")
+                undone = await self._rollback(tool, action, arguments, authorization, outcome)
+                await self._record(outcome, authorization, f"failed: {problem}{undone}", False, started)
+                return outcome.finish(CallStatus.FAILED, error=problem, result=result)
+        await self._record(outcome, authorization, "executed successfully", True, started)
+        return outcome.finish(CallStatus.EXECUTED, result=result)
+
+    async def _rollback(
+        self, tool: CatalogTool, action: str, arguments: dict[str, Any], authorization: Authorization, outcome: _Outcome
+    ) -> str:
+        undo = tool.cls.rollback_actions.get(action)
+        if undo is None:
+            return "; no rollback action is declared"
+        declared = set(tool.cls.actions()[undo].input_model.model_fields)
+        try:
+            await self.executor.run(
+                tool, undo, {k: v for k, v in arguments.items() if k in declared}, authorization.rollback(undo)
+            )
+        except ColonyError as error:
+            return f"; rollback {undo} failed: {error}"
+        outcome.rolled_back = (undo,)
+        return f"; rolled back with {undo}"
+
+    async def _record(
+        self, outcome: _Outcome, authorization: Authorization | None, what: str, passed: bool, started: float
+    ) -> None:
+        from colony.kernel import RecordOutcomeRequest
+
+        kernel = self.kernels.get()
+        approved = outcome.approval is not None and outcome.approval.get("approved")
+        report = RecordOutcomeRequest(
+            agent_id=outcome.acting.agent_id,
+            action_type=outcome.action,
+            target=f"tool:{outcome.tool}",
+            actual_outcome=f"{outcome.tool}.{outcome.action} for {outcome.acting.describe()}: {what}",
+            tests_passed=passed,
+            human_feedback=(1.0 if approved else -1.0) if outcome.approval is not None else 0.0,
+            runtime_seconds=max(0.0, self.clock() - started),
+        )
+        token = authorization.token if authorization is not None else None
+        before = None
+        if self.events is not None:
+            before = (await anyio.to_thread.run_sync(kernel.agent_profile, report.agent_id)).role
+        record = await anyio.to_thread.run_sync(lambda: kernel.record_outcome(report, authorization=token))
+        outcome.record = record.model_dump(mode="json")
+        if self.events is not None and before is not None and record.role is not before:
+            self.events.role_changed(report.agent_id, before.value, record.role.value, record.trust_score)
+
+    async def _record_refusal(self, outcome: _Outcome, approval: HoldDecision | None) -> CallOutcome:
+        if approval is None:
+            status, what = CallStatus.TIMED_OUT, "not run: held, and nobody decided in time"
+        else:
+            status, what = (
+                CallStatus.REJECTED,
+                f"not run: held, rejected by {approval.reviewer}: {approval.note or 'no note'}",
+            )
+        await self._record(outcome, None, what, False, self.clock())
+        self._refused(outcome, {**outcome.verdict, "status": status.value})
+        return outcome.finish(status)
+
+    def _refused(self, outcome: _Outcome, verdict: dict[str, Any]) -> None:
+        if self.events is not None:
+            self.events.gate_refused(outcome.acting, outcome.tool, outcome.action, verdict)
+
+
+@dataclass
+class _Outcome:
+    """The outcome as it is built up, frozen by ``finish``."""
+
+    tool: str
+    action: str
+    acting: Acting
+    verdict: dict[str, Any]
+    record: dict[str, Any] | None = None
+    approval: dict[str, Any] | None = None
+    version: str = ""
+    rolled_back: tuple[str, ...] = ()
+
+    def finish(self, status: CallStatus, *, result: Any = None, error: ColonyError | None = None) -> CallOutcome:
+        return CallOutcome(
+            status=status,
+            tool=self.tool,
+            version=self.version,
+            action=self.action,
+            acting=self.acting,
+            result=result,
+            verdict=self.verdict,
+            record=self.record,
+            error=error,
+            approval=self.approval,
+            rolled_back=self.rolled_back,
+        )
+
+
+def _estimate(tool: CatalogTool, request: CallRequest) -> dict[str, float]:
+    """The tool's declared cost per call; a caller's estimate may raise a dimension, never lower it."""
+    spec = tool.cls.spec
+    declared = {
+        "llm_calls": float(spec.cost_model.llm_calls),
+        "runtime_seconds": float(spec.resource_requirements.expected_wallclock_seconds or spec.cost_model.cpu_seconds),
+    }
+    for name, value in (request.budget_estimate or {}).items():
+        if name in declared and isinstance(value, int | float) and not isinstance(value, bool):
+            declared[name] = max(declared[name], float(value))
+    return declared

@@ -1,0 +1,124 @@
+"""Runtime.call: the one pipeline every tool call goes through, whoever makes it.
+
+    size caps -> resolve (catalog names only) -> permit (capability tokens)
+    -> identity (who the call acts for) -> validate -> secrets
+    -> pure: execute | governed: the Governor (gate, execute, record)
+
+Every surface (HTTP, MCP over HTTP and stdio, the CLI, ``UnifiedToolClient``,
+agents, the Prefect flows) builds a CallRequest and the caller's Principal and
+calls this; nothing else runs a tool action for a caller. Each step is a small
+function, testable alone.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+from colony.errors import FieldError, PayloadTooLargeError, ToolInputError
+from colony.runtime.call import CallOutcome, CallRequest, CallStatus
+from colony.runtime.catalog import Catalog, CatalogTool
+from colony.runtime.executor import Executor, InProcessExecutor
+from colony.runtime.governor import GovernanceEvents, Governor, HoldStrategy, Proposer, Verifier
+from colony.runtime.kernels import KernelProvider
+from colony.runtime.pool import ToolPool
+from colony.runtime.principal import Principal
+from colony.secrets import resolve_secret
+
+__all__ = ["Runtime", "check_arguments", "permit", "validate"]
+
+DEFAULT_MAX_ARGUMENT_BYTES = 256 * 1024
+
+
+class Runtime:
+    """The catalog, the tool pool, the kernel and the Governor of one process."""
+
+    def __init__(
+        self,
+        catalog: Catalog | None = None,
+        *,
+        pool: ToolPool | None = None,
+        kernels: KernelProvider | None = None,
+        executor: Executor | None = None,
+        on_hold: HoldStrategy | None = None,
+        events: GovernanceEvents | None = None,
+        propose: Proposer | None = None,
+        timeout_seconds: float = 30.0,
+        max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
+    ) -> None:
+        self.catalog = catalog or Catalog()
+        self.pool = pool or ToolPool()
+        self.kernels = kernels or KernelProvider()
+        self.executor = executor or InProcessExecutor(self.pool, timeout_seconds=timeout_seconds)
+        self.governor = Governor(self.kernels, self.executor, on_hold=on_hold, events=events, propose=propose)
+        self.max_argument_bytes = max_argument_bytes
+
+    async def call(self, request: CallRequest, principal: Principal, *, verify: Verifier | None = None) -> CallOutcome:
+        """Run ``request`` for ``principal``; a governed call passes the gate first.
+
+        Returns:
+            The outcome: EXECUTED with the result, or for a governed call REFUSED / HELD /
+            REJECTED / TIMED_OUT / FAILED with the verdict and the record. Errors before the
+            gate (bad input, unknown tool, missing capability or secret) are raised.
+        """
+        arguments = check_arguments(request.arguments, self.max_argument_bytes)
+        tool = self.catalog.resolve(request.tool)
+        action = tool.action(request.action)
+        permit(principal, tool)
+        acting = principal.acting_for(request.agent_id)
+        checked = validate(tool, action, arguments)
+        for requirement in tool.cls.spec.secrets:
+            resolve_secret(requirement)
+        if tool.governed(action) or request.approval_required:
+            return await self.governor.govern(tool, action, checked, request, acting, verify)
+        execution = await self.executor.run(tool, action, checked, None)
+        return CallOutcome(
+            status=CallStatus.EXECUTED,
+            tool=tool.name,
+            version=tool.cls.spec.version,
+            action=action,
+            acting=acting,
+            result=execution.result,
+            cached=execution.cached,
+        )
+
+    def visible_tools(self, principal: Principal) -> list[CatalogTool]:
+        """The tools ``principal`` may call, in name order (what its listings show)."""
+        tools = self.catalog.tools
+        return [
+            tools[name]
+            for name in sorted(tools)
+            if all(principal.allows(token) for token in tools[name].cls.spec.required_capabilities)
+        ]
+
+    async def aclose(self) -> None:
+        """Shut down every tool instance and release the kernel's connections."""
+        try:
+            await self.pool.shutdown()
+        finally:
+            self.kernels.close()
+
+
+def check_arguments(arguments: Any, max_bytes: int) -> dict[str, Any]:
+    """The arguments as a dict, refused when not a JSON object or over the size cap."""
+    if not isinstance(arguments, Mapping):
+        raise ToolInputError(
+            f"tool arguments must be a JSON object, got {type(arguments).__name__}",
+            errors=[FieldError(field="tool_args", message="not a JSON object", expected="object")],
+        )
+    size = len(json.dumps(arguments, default=str))
+    if size > max_bytes:
+        raise PayloadTooLargeError(f"tool arguments are {size} bytes encoded; the cap is {max_bytes} bytes")
+    return dict(arguments)
+
+
+def permit(principal: Principal, tool: CatalogTool) -> None:
+    """Raise CapabilityDeniedError unless ``principal`` holds every capability token the tool requires."""
+    principal.require(tool.cls.spec.required_capabilities, f"calling {tool.name}")
+
+
+def validate(tool: CatalogTool, action: str, arguments: dict[str, Any]) -> dict[str, Any]:
+    """The arguments checked against the action's signature (ToolInputError naming each field)."""
+    tool.cls.actions()[action].validate_input(arguments)
+    return arguments

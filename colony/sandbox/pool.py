@@ -1,0 +1,164 @@
+"""ContainerPool: the running containers of one session, lent out one call at a time.
+
+A container runs one call at a time (the clean-up after a call kills every
+process of the command's user in it). A call takes an idle container of its
+plan, the one used last, so sequential calls share one warm container; when
+all are busy, another is started, up to the role's ``max_containers``, so a
+slow call never holds up the next caller. Past that a call waits for one to be
+returned, until its deadline. A container returned unhealthy (timed out,
+interrupted, not emptied) is removed, never lent again.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from docker import errors as docker_errors
+
+from colony.errors import SandboxError
+from colony.sandbox.interrupt import Interrupt
+from colony.sandbox.ownership import owner_labels, reap_orphans
+from colony.sandbox.policy import ContainerPlan
+
+__all__ = ["Box", "ContainerPool", "remove_container"]
+
+_WAIT_SLICE_SECONDS = 0.05  # how often a call waiting for a busy plan checks its interrupt
+
+
+@dataclass
+class Box:
+    """One running container and whether a call holds it."""
+
+    id: str
+    busy: bool = False
+
+
+@dataclass
+class _Plans:
+    """Every container a pool holds, per plan; what a session's finalizer removes."""
+
+    boxes: dict[ContainerPlan, list[Box]] = field(default_factory=dict)
+    starting: dict[ContainerPlan, int] = field(default_factory=dict)
+
+
+class ContainerPool:
+    """Lends each call a container of its plan; starts, reuses and removes them."""
+
+    def __init__(self) -> None:
+        self.plans = _Plans()
+        self._changed = threading.Condition()
+
+    def newest(self, plan: ContainerPlan) -> str | None:
+        """The id of the container the next call of ``plan`` would get, if one is running."""
+        with self._changed:
+            boxes = self.plans.boxes.get(plan, [])
+            idle = [box for box in boxes if not box.busy]
+            chosen = idle or boxes
+            return chosen[-1].id if chosen else None
+
+    def ids(self, plan: ContainerPlan) -> list[str]:
+        """The ids of every container of ``plan``, idle or busy."""
+        with self._changed:
+            return [box.id for box in self.plans.boxes.get(plan, [])]
+
+    def acquire(self, client: Any, plan: ContainerPlan, *, deadline: float, interrupt: Interrupt | None) -> Box:
+        """A container of ``plan`` for one call: an idle one, else a new one, else the next one returned."""
+        box = self._take_or_reserve(plan, deadline, interrupt)
+        while box is not None:
+            if self._running(client, box):
+                return box
+            self.release(client, plan, box, healthy=False)
+            box = self._take_or_reserve(plan, deadline, interrupt)
+        return self._start(client, plan)
+
+    def release(self, client: Any, plan: ContainerPlan, box: Box, *, healthy: bool) -> None:
+        """Give the container back after a call; an unhealthy one is removed."""
+        with self._changed:
+            box.busy = False
+            if not healthy:
+                boxes = self.plans.boxes.get(plan, [])
+                if box in boxes:
+                    boxes.remove(box)
+            self._changed.notify_all()
+        if not healthy:
+            remove_container(client, box.id)
+
+    def remove_all(self, client: Any, on_error: Callable[[ContainerPlan, BaseException], None]) -> None:
+        """Remove every container of every plan (busy ones too): the session is closing."""
+        with self._changed:
+            held = [(plan, box) for plan, boxes in self.plans.boxes.items() for box in boxes]
+            self.plans.boxes.clear()
+            self._changed.notify_all()
+        for plan, box in held:
+            try:
+                remove_container(client, box.id)
+            except (docker_errors.DockerException, OSError) as error:
+                on_error(plan, error)
+
+    def _take_or_reserve(self, plan: ContainerPlan, deadline: float, interrupt: Interrupt | None) -> Box | None:
+        """An idle box (now busy), or None with a start reserved for the caller; waits while the plan is full."""
+        with self._changed:
+            while True:
+                boxes = self.plans.boxes.setdefault(plan, [])
+                idle = [box for box in boxes if not box.busy]
+                if idle:
+                    idle[-1].busy = True
+                    return idle[-1]
+                if len(boxes) + self.plans.starting.get(plan, 0) < plan.max_containers:
+                    self.plans.starting[plan] = self.plans.starting.get(plan, 0) + 1
+                    return None
+                remaining = deadline - time.monotonic()
+                if remaining <= 0 or (interrupt is not None and interrupt.is_set()):
+                    raise SandboxError(
+                        f"all {plan.max_containers} sandbox containers for role {plan.role!r} stayed busy "
+                        "until the call's deadline; try again when fewer calls are running",
+                        retryable=True,
+                    )
+                self._changed.wait(min(remaining, _WAIT_SLICE_SECONDS))
+
+    def _running(self, client: Any, box: Box) -> bool:
+        """Whether a lent container still runs; on an engine failure it is given back before raising."""
+        try:
+            return bool(client.api.inspect_container(box.id)["State"].get("Running"))
+        except docker_errors.NotFound:
+            return False
+        except BaseException:
+            with self._changed:
+                box.busy = False
+                self._changed.notify_all()
+            raise
+
+    def _start(self, client: Any, plan: ContainerPlan) -> Box:
+        """Start a container for a reserved slot; the slot is given back whatever happens."""
+        started = None
+        try:
+            reap_orphans(client)
+            # create + start, never run: run() would try to pull a missing image from a registry.
+            container = client.containers.create(labels=owner_labels(plan.role), **plan.create_kwargs())
+            try:
+                container.start()
+            except BaseException:
+                with contextlib.suppress(docker_errors.DockerException, OSError):
+                    remove_container(client, str(container.id))
+                raise
+            started = Box(str(container.id), busy=True)
+            return started
+        finally:
+            with self._changed:
+                self.plans.starting[plan] -= 1
+                if started is not None:
+                    self.plans.boxes.setdefault(plan, []).append(started)
+                self._changed.notify_all()
+
+
+def remove_container(client: Any, container_id: str) -> None:
+    """Force-remove a container and its volumes; one already gone is fine."""
+    try:
+        client.api.remove_container(container_id, force=True, v=True)
+    except docker_errors.NotFound:
+        return

@@ -1,0 +1,87 @@
+"""The runtime every flow calls through: Runtime.call with Prefect's strategies plugged in.
+
+The pipeline and the Governor are the same as on every other surface; here the
+execute step is the action's task (``tasks.executor.TaskExecutor``), the gate is
+asked through the ``colony.propose`` task (cached per flow run, so a suspended run
+that resumes sees the verdict it was given), a HOLD waits for a person in the
+Prefect UI (``flows._approval``), and refusals and role changes are events.
+
+A flow runs with the authority of whoever can reach the Prefect API: an operator
+(``PREFECT_OPERATOR``), acting for the agent its request names.
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+
+from blocks.secrets import install_secret_resolver
+from colony.catalog import registry_path
+from colony.kernel import KernelSettings
+from colony.runtime import Acting, Catalog, HeldCall, HoldDecision, KernelProvider, Principal, Runtime
+from flows._approval import wait_for_approval
+from flows._events import emit_gate_refused, emit_role_changed
+from tasks.actions import POOL
+from tasks.executor import TaskExecutor
+from tasks.kernel import kernel_for, propose
+
+__all__ = ["PREFECT_OPERATOR", "PrefectEvents", "flow_runtime"]
+
+PREFECT_OPERATOR = Principal.of("prefect-operator", ["*"], operator=True)
+_runtimes: dict[tuple[str, Path, int, int], Runtime] = {}
+_catalogs: dict[Path, Catalog] = {}
+_lock = threading.Lock()
+
+
+class PrefectEvents:
+    """Refusals and role changes as Prefect events, for automations."""
+
+    def gate_refused(self, acting: Acting, tool: str, action: str, verdict: dict[str, Any]) -> None:
+        """Emit ``colony.gate.refused`` at the tool the call would have run."""
+        emit_gate_refused(acting.agent_id, action, f"tool:{tool}", verdict)
+
+    def role_changed(self, agent_id: str, before: str, after: str, trust: float) -> None:
+        """Emit ``colony.agent.role-changed``."""
+        emit_role_changed(agent_id, before, after, trust)
+
+
+def _catalog(path: Path) -> Catalog:
+    """One catalog per registry file in the process (it reloads itself when the file changes)."""
+    catalog = _catalogs.get(path)
+    if catalog is None:
+        catalog = _catalogs[path] = Catalog(path)
+    return catalog
+
+
+def flow_runtime(settings: KernelSettings, *, approval_timeout_seconds: int = 3600, poll_seconds: int = 5) -> Runtime:
+    """The process's runtime for ``settings``, sharing one catalog and one tool pool with every flow here."""
+    install_secret_resolver()
+    kernel = kernel_for(settings)
+    path = registry_path()
+    key = (settings.model_dump_json(), path, approval_timeout_seconds, poll_seconds)
+    with _lock:
+        runtime = _runtimes.get(key)
+        if runtime is None:
+
+            async def on_hold(held: HeldCall) -> HoldDecision | None:
+                decision = await anyio.to_thread.run_sync(wait_for_approval, approval_timeout_seconds, poll_seconds)
+                if decision is None:
+                    return None
+                return HoldDecision(approved=decision.approve, reviewer=decision.reviewer, note=decision.note)
+
+            async def ask_gate(request: Any) -> Any:
+                return await anyio.to_thread.run_sync(lambda: propose(request, settings))
+
+            runtime = _runtimes[key] = Runtime(
+                _catalog(path),
+                pool=POOL,
+                kernels=KernelProvider(kernel),
+                executor=TaskExecutor(),
+                on_hold=on_hold,
+                events=PrefectEvents(),
+                propose=ask_gate,
+            )
+        return runtime

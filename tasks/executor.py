@@ -1,0 +1,46 @@
+"""The execute step of ``Runtime.call`` on Prefect: the action runs as its task (``tasks.action_task``).
+
+The Governor and the rest of the pipeline are the same as everywhere; only this
+step differs, so a flow's tool call is cached and retried by the tool's
+determinism and shows in the UI as a task run.
+"""
+
+from __future__ import annotations
+
+from typing import Any, cast
+
+import anyio.to_thread
+from prefect.states import State
+
+from colony.runtime import Authorization, CatalogTool
+from colony.runtime.authorization import require_authorization
+from colony.runtime.executor import Execution, as_tool_error
+from tasks.actions import action_task
+from tasks.policy import ExecutionPolicy
+
+__all__ = ["TaskExecutor"]
+
+
+class TaskExecutor:
+    """Runs each action as its Prefect task, in the current flow run."""
+
+    def __init__(self, policy: ExecutionPolicy | None = None) -> None:
+        self.policy = policy
+
+    async def run(
+        self, tool: CatalogTool, action: str, arguments: dict[str, Any], authorization: Authorization | None
+    ) -> Execution:
+        """The task's result; a governed action spends its authorization once, whatever the retries."""
+        if tool.governed(action):
+            require_authorization(authorization, tool.name, action)
+        task = action_task(tool.cls, action, self.policy)
+
+        def run() -> State[Any]:
+            return cast("State[Any]", task(arguments=arguments, authorization=authorization, return_state=True))
+
+        state = await anyio.to_thread.run_sync(run)
+        try:
+            result = state.result()
+        except Exception as error:  # the task's failure, translated once as everywhere else
+            raise as_tool_error(tool, error) from error
+        return Execution(result=result, cached=state.name == "Cached")

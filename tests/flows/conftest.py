@@ -1,0 +1,12 @@
+"""Flows resolve catalog names only: every flow test sees the repository's catalog plus the test doubles."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def doubles_everywhere(catalog_with_doubles: Path) -> Path:
+    return catalog_with_doubles

@@ -1,0 +1,48 @@
+"""A governed call that outlives its deadline is killed, then recorded as timed out; it blocks nobody."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from colony.errors import CallTimeoutError
+from colony.kernel import ColonyKernel, KernelSettings
+from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, Catalog, KernelProvider, Runtime
+from tests.security.conftest import CASE
+
+pytestmark = pytest.mark.docker
+REGISTRY = Path(__file__).resolve().parents[2] / ".colony" / "tool-registry.json"
+
+
+async def test_a_timed_out_sandbox_call_is_killed_then_recorded(
+    docker_client: Any, busybox_image: str, tmp_path: Path
+) -> None:
+    kernel = ColonyKernel(KernelSettings(home=tmp_path))
+    kernel.set_trust("builder", 0.9)
+    runtime = Runtime(Catalog(REGISTRY), kernels=KernelProvider(kernel), timeout_seconds=3)
+    slow = CallRequest("shell_exec", {"script": "sleep 55"}, agent_id="builder", **CASE)  # type: ignore[arg-type]
+    quick = CallRequest(
+        "shell_exec", {"script": "ps -o args | grep -c 'sleep 5[5]' || true"}, agent_id="builder", **CASE
+    )  # type: ignore[arg-type]
+    try:
+        with anyio.fail_after(30):  # the deadline is 3 s: two slow calls and a quick one finish well inside this
+            async with anyio.create_task_group() as group:
+                outcomes: list[Any] = []
+
+                async def run(request: CallRequest) -> None:
+                    outcomes.append(await runtime.call(request, LOCAL_OPERATOR))
+
+                group.start_soon(run, slow)
+                group.start_soon(run, slow)
+                group.start_soon(run, quick)
+        timed_out = [outcome for outcome in outcomes if isinstance(outcome.error, CallTimeoutError)]
+        assert len(timed_out) == 2 and all(outcome.status is CallStatus.FAILED for outcome in timed_out)
+        after = await runtime.call(quick, LOCAL_OPERATOR)
+        assert after.status is CallStatus.EXECUTED and after.result["stdout"].strip() == "0"  # nothing left running
+        records = [c.actual_outcome for c in kernel.consequence_log("builder")]
+        assert sum("timed out, and was killed at its deadline" in text for text in records) == 2
+    finally:
+        await runtime.aclose()
