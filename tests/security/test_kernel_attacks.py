@@ -16,7 +16,8 @@ from mcp import Client, StdioServerParameters
 
 from colony.errors import KernelInputError
 from colony.kernel import ColonyKernel, Decision, KernelSettings
-from colony.surfaces.kernel_provider import KernelProvider
+from colony.runtime import KernelProvider, Principal
+from colony.runtime.principal import LOCAL_OPERATOR
 from colony.surfaces.kernel_tools import run_kernel_tool
 from tests.colony.kernel.conftest import FakeClock, clock, database_url  # noqa: F401 - fixtures
 
@@ -49,8 +50,11 @@ def shared(database_url: str, clock: FakeClock) -> Iterator[ColonyKernel]:  # no
     kernel.close()
 
 
-def _mcp(kernel: ColonyKernel, name: str, arguments: dict[str, Any]) -> Any:
-    return run_kernel_tool(KernelProvider(kernel), name, arguments)
+AGENT = Principal.of("engineer-1", ["kernel:read", "kernel:propose", "kernel:record"])
+
+
+def _mcp(kernel: ColonyKernel, name: str, arguments: dict[str, Any], principal: Principal = LOCAL_OPERATOR) -> Any:
+    return run_kernel_tool(KernelProvider(kernel), name, arguments, principal)
 
 
 # -- the caller cannot lower the risk of its own proposal ------------------------------------------------
@@ -115,10 +119,15 @@ def test_honest_mcp_cycles_leave_nothing_reserved(shared: ColonyKernel) -> None:
     report = {**{k: proposal[k] for k in ("agent_id", "action_type", "target")}, "actual_outcome": "ok",
               "tests_passed": True}  # fmt: skip
     for cycle in range(10):  # the default estimate is 1 LLM call; the period allows 10
-        verdict = _mcp(shared, "colony_propose_action", proposal)
+        verdict = _mcp(shared, "colony_propose_action", proposal, AGENT)
         assert verdict["decision"] == "execute", (cycle, verdict)
-        attested = {"authorization": verdict["authorization"]} if cycle % 2 else {}
-        assert _mcp(shared, "colony_record_outcome", {**report, **attested})["status"] == "recorded"
+        if cycle % 2:  # the agent reports with the verdict's authorization
+            recorded = _mcp(
+                shared, "colony_record_outcome", {**report, "authorization": verdict["authorization"]}, AGENT
+            )
+        else:  # an operator reports without it: matched to the agent's open reservation
+            recorded = _mcp(shared, "colony_record_outcome", report)
+        assert recorded["status"] == "recorded", recorded
     # every reservation was settled by its report: the budget shows use, not holds leaked forever
     usage = shared.status().budget_usage["llm_calls"]
     assert (usage.used, usage.reserved) == (10, 0)
