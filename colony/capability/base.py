@@ -66,7 +66,6 @@ class AgentCapability:
             setattr(cls, attribute, validating_wrapper(definition.name, value))
         cls.__colony_actions__ = MappingProxyType(actions)
 
-
     @classmethod
     def capability_name(cls) -> str:
         """The name the capability is known by in menus and errors."""
