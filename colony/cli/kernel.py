@@ -56,9 +56,10 @@ def _print_status(status: ColonyStatus) -> None:
     console.print(f"[bold]tick[/bold] {status.tick_count}   [bold]traces[/bold] "
                   f"{status.pheromone_summary.total_signals}   [bold]pruning candidates[/bold] "
                   f"{status.pruning_candidates_count}")  # fmt: skip
-    budget = Table("dimension", "used", "max", title="budget (this period)")
+    budget = Table("dimension", "used", "reserved", "expired", "max", title="budget (this period)")
     for name, dimension in status.budget_usage.items():
-        budget.add_row(name, f"{dimension.used:g}", f"{dimension.max:g}")
+        budget.add_row(name, *(f"{amount:g}" for amount in (dimension.used, dimension.reserved, dimension.expired,
+                                                            dimension.max)))  # fmt: skip
     console.print(budget)
     roles = ", ".join(f"{role}: {count}" for role, count in status.role_distribution.items()) or "(no agents)"
     console.print(f"[bold]roles[/bold] {roles}")
@@ -84,9 +85,17 @@ def status(as_json: JsonFlag = False) -> None:
 
 
 @kernel_app.command("tick")
-def tick(as_json: JsonFlag = False) -> None:
+def tick(
+    as_json: JsonFlag = False,
+    key: Annotated[
+        str | None, typer.Option("--key", help="The scheduled run's key: a tick with a key already applied is skipped.")
+    ] = None,
+) -> None:
     """Advance the colony one tick (evaporation and expiry) and show the status."""
-    result = _kernel(as_json).tick()
+    try:
+        result = _kernel(as_json).tick(key)
+    except ColonyError as error:
+        raise _fail(error, as_json) from None
     if as_json:
         _show(result, as_json)
     else:

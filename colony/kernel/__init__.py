@@ -3,12 +3,14 @@
 Public names are pinned by ``tests/colony/kernel/test_exports.py``.
 """
 
+from colony.kernel.actions import ActionKind
 from colony.kernel.kernel import ColonyKernel
 from colony.kernel.models import (
     AgentProfile,
     AttestationMode,
     ColonySignal,
     ColonyStatus,
+    ConsequenceKind,
     ConsequenceRecord,
     DecayRate,
     Decision,
@@ -16,6 +18,7 @@ from colony.kernel.models import (
     FalsificationReport,
     GateVerdict,
     OutcomeRecord,
+    ProposalCounts,
     ProposeActionRequest,
     PruningCandidate,
     PruningReport,
@@ -27,11 +30,13 @@ from colony.kernel.models import (
 from colony.kernel.settings import KernelSettings
 
 __all__ = [
+    "ActionKind",
     "AgentProfile",
     "AttestationMode",
     "ColonyKernel",
     "ColonySignal",
     "ColonyStatus",
+    "ConsequenceKind",
     "ConsequenceRecord",
     "DecayRate",
     "Decision",
@@ -40,6 +45,7 @@ __all__ = [
     "GateVerdict",
     "KernelSettings",
     "OutcomeRecord",
+    "ProposalCounts",
     "ProposeActionRequest",
     "PruningCandidate",
     "PruningReport",

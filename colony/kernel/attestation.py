@@ -4,7 +4,9 @@ A token is ``v1.<claims>.<mac>``: base64url JSON claims (proposal id, agent, act
 expiry, a one-time nonce) and their HMAC-SHA256. ``record_outcome`` verifies the MAC with a
 constant-time compare, checks expiry and that the report matches the claims, then consumes
 the nonce with a conditional update in the same transaction that stores the report, so a
-token is honoured at most once even when two processes race to use it.
+token is honoured at most once even when two processes race to use it. The update also
+settles the verdict's reservation, so it applies only while the reservation is open: a
+reservation that expired (see reservations.py) took its authorization with it.
 """
 
 from __future__ import annotations
@@ -18,7 +20,7 @@ import secrets
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, select, update
+from sqlalchemy import Connection, bindparam, literal_column, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
@@ -37,7 +39,8 @@ _CONSUME = Prepared(
     .where(_P.c.proposal_id == bindparam("proposal"))
     .where(_P.c.token_nonce == bindparam("nonce"))
     .where(_P.c.consumed_at.is_(None))
-    .values(consumed_at=bindparam("now"))
+    .where(_P.c.reservation == literal_column("'open'"))
+    .values(consumed_at=bindparam("now"), reservation=literal_column("'settled'"))
     .returning(*_P.c)
 )
 
@@ -121,13 +124,20 @@ class Attestor:
 
     @staticmethod
     def consume(connection: Connection, claims: Claims, now: float) -> dict[str, Any]:
-        """Mark the nonce used (once only) and return the proposal's stored row."""
+        """Mark the nonce used and the reservation settled (once only); the proposal's stored row."""
         rows = _CONSUME.all(connection, {"proposal": claims.proposal_id, "nonce": claims.nonce, "now": now})
         if rows:
             return rows[0]
         issued = connection.execute(
-            select(_P.c.token_nonce).where(_P.c.proposal_id == claims.proposal_id)
-        ).scalar_one_or_none()
-        if issued != claims.nonce:
+            select(_P.c.token_nonce, _P.c.reservation).where(_P.c.proposal_id == claims.proposal_id)
+        ).first()
+        if issued is None or issued.token_nonce != claims.nonce:
             raise AttestationError(f"authorization names no issued verdict (proposal {claims.proposal_id})")
-        raise AttestationError(f"authorization already used (replay of proposal {claims.proposal_id})")
+        if issued.reservation == "expired":
+            raise AttestationError(
+                f"authorization expired: the reservation of proposal {claims.proposal_id} was released"
+            )
+        raise AttestationError(
+            f"authorization already used (replay of proposal {claims.proposal_id}, or its outcome was already "
+            "reported without the authorization)"
+        )

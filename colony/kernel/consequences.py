@@ -1,4 +1,4 @@
-"""Consequence memory: every outcome report, with the trust it moved, in arrival order."""
+"""Consequence memory: every outcome report (and every reservation that expired without one), in arrival order."""
 
 from __future__ import annotations
 
@@ -27,8 +27,8 @@ class ConsequenceMemory:
 
     @staticmethod
     def store(connection: Connection, record: ConsequenceRecord) -> None:
-        """Append one consequence."""
-        _STORE.rowcount(connection, {f"v_{name}": value for name, value in record.model_dump().items()})
+        """Append one history entry."""
+        _STORE.rowcount(connection, {f"v_{name}": value for name, value in record.model_dump(mode="json").items()})
 
     @staticmethod
     def history(connection: Connection, agent_id: str) -> list[str]:

@@ -9,22 +9,22 @@ finding. ``colony/kernel/README.md`` lists every rule with a plan that trips it.
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Callable
 from typing import Any
 
 from colony.errors import KernelInputError
-from colony.kernel.actions import VERB_SEPARATOR, ActionKind, classify_action
+from colony.kernel.actions import ActionKind, classify_action, segments
+from colony.kernel.checks import check_estimate, parse_json_object
+from colony.kernel.dangers import find_danger
 from colony.kernel.models import (
     AttackVector,
     Decision,
     FalsificationFinding,
     FalsificationReport,
     Severity,
-    check_estimate,
-    parse_json_object,
 )
+from colony.kernel.plan_fields import check_plan_fields
 
 __all__ = ["SEVERITY_WEIGHTS", "FalsificationWorker", "recommendation_for"]
 
@@ -32,32 +32,13 @@ SEVERITY_WEIGHTS = {Severity.LOW: 0.05, Severity.MEDIUM: 0.20, Severity.HIGH: 0.
 MAX_PLAN_CHARS = 100_000
 MIN_RATIONALE = 20
 ABSENT = "<key absent>"
-_STRING_KEYS = ("action_type", "target", "rationale", "rollback_plan", "agent_id")
 MANIFESTS = frozenset(
     {"requirements.txt", "pyproject.toml", "setup.py", "setup.cfg", "package.json", "Pipfile", "go.mod", "Cargo.toml"}
 )
 DEPENDENCY_WORDS = ("dependency", "dependencies", "install", "upgrade", "vendor", "requirement")
 SENSITIVE_SEGMENTS = frozenset({"auth", "crypto", "secrets", "credentials", "security", "permissions", ".ssh", ".env"})
 CODE_EXECUTION = frozenset({"exec_code", "execute_code", "run_shell", "shell", "eval"})
-# name -> (lower-case words one of which must appear, the pattern); the words keep the scan cheap
-DANGEROUS = {
-    "recursive delete of /": (("rm",), re.compile(r"rm\s+-rf\s+/(\s|$|\*)")),
-    "pipe a download into a shell": (("curl", "wget"), re.compile(r"(curl|wget)[^|\n]*\|\s*(ba|z)?sh\b")),
-    "world-writable permissions": (("chmod",), re.compile(r"chmod\s+(-R\s+)?777")),
-    "privilege escalation": (("sudo",), re.compile(r"\bsudo\b")),
-    "skipping verification hooks": (("--no-verify",), re.compile(r"--no-verify\b")),
-    "disabling a safety control": (
-        ("disabl",),
-        re.compile(r"(?i)\bdisabl\w*\s+(auth\w*|tls|ssl|verification|2fa)\b"),
-    ),
-    "embedded AWS key": (("akia",), re.compile(r"\bAKIA[0-9A-Z]{16}\b")),
-    "embedded secret": (
-        ("pass", "api", "secret"),
-        re.compile(r"(?i)\b(password|passwd|api[_-]?key|secret)\s*[=:]\s*['\"]?[^\s'\"]{6,}"),
-    ),
-    "embedded private key": (("private key",), re.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
-}
-DANGER_WORDS = tuple(word for words, _ in DANGEROUS.values() for word in words)
+TEXT_FIELDS = ("action_type", "target", "rationale", "rollback_plan")
 PATH_SEPARATOR = re.compile(r"[/\\]")
 SEGMENT_SEPARATOR = re.compile(r"[./\\]")
 BARE_NAME = re.compile(r"[A-Za-z_]\w*")
@@ -121,21 +102,16 @@ def _dependency_risk(plan: dict[str, Any], kind: ActionKind, _proposal: bool) ->
 
 
 def _security_risk(plan: dict[str, Any], kind: ActionKind, _proposal: bool) -> FalsificationFinding | None:
-    texts = {key: plan.get(key, "") for key in ("action_type", "target", "rationale", "rollback_plan")}
-    texts["evidence"] = json.dumps(plan.get("evidence", {}), default=str)
-    everything = "\n".join(texts.values()).lower()
-    suspicious = any(word in everything for word in DANGER_WORDS)
-    for field, text in texts.items() if suspicious else ():
-        lowered = text.lower()
-        for name, (words, pattern) in DANGEROUS.items():
-            if any(word in lowered for word in words) and pattern.search(text):
-                return _finding(
-                    AttackVector.SECURITY_RISK,
-                    Severity.CRITICAL,
-                    "the plan does nothing that weakens the system's security",
-                    {"field": field, "pattern": name},
-                    f"Remove the {name} from `{field}`; do the step with least privilege and no inline secrets.",
-                )
+    found = find_danger(plan, TEXT_FIELDS)
+    if found is not None:
+        field, name = found
+        return _finding(
+            AttackVector.SECURITY_RISK,
+            Severity.CRITICAL,
+            "the plan does nothing that weakens the system's security",
+            {"field": field, "pattern": name},
+            f"Remove the {name} from `{field}`; do the step with least privilege and no inline secrets.",
+        )
     action, target = plan.get("action_type", "").lower(), plan.get("target", "").lower()
     if action in CODE_EXECUTION and plan.get("sandbox") is not True:
         return _finding(
@@ -145,8 +121,8 @@ def _security_risk(plan: dict[str, Any], kind: ActionKind, _proposal: bool) -> F
             {"action_type": action, "sandbox": plan.get("sandbox", ABSENT)},
             "Run the code in the sandbox and say so with `sandbox: true`.",
         )
-    segments = set(SEGMENT_SEPARATOR.split(target)) | {part for part in PATH_SEPARATOR.split(target) if part}
-    sensitive = sorted(segments & SENSITIVE_SEGMENTS)
+    parts = set(SEGMENT_SEPARATOR.split(target)) | {part for part in PATH_SEPARATOR.split(target) if part}
+    sensitive = sorted(parts & SENSITIVE_SEGMENTS)
     if sensitive and kind.side_effecting and not _present(plan, "security_review"):
         return _finding(
             AttackVector.SECURITY_RISK,
@@ -229,7 +205,7 @@ def _hidden_maintenance_cost(plan: dict[str, Any], kind: ActionKind, _proposal: 
             {"budget_estimate": estimate},
             "Split the work or justify the cost; one action should stay under 100 LLM calls and an hour of runtime.",
         )
-    verb = VERB_SEPARATOR.split(plan.get("action_type", "").lower(), maxsplit=1)[0]
+    verb = next(iter(segments(plan.get("action_type", ""))), "")
     if kind.side_effecting and verb in CREATING_VERBS and not _present(plan, "owner"):
         return _finding(
             AttackVector.HIDDEN_MAINTENANCE_COST,
@@ -324,9 +300,7 @@ RULES: dict[AttackVector, Rule] = {
 
 
 def _validated(plan: dict[str, Any], prefix: str) -> dict[str, Any]:
-    for key in _STRING_KEYS:
-        if key in plan and not isinstance(plan[key], str):
-            raise KernelInputError.for_field(f"{prefix}{key}", f"{type(plan[key]).__name__} given", expected="a string")
+    check_plan_fields(plan, prefix)
     evidence = plan.get("evidence", {})
     if isinstance(evidence, str):
         plan = {**plan, "evidence": parse_json_object(evidence, f"{prefix}evidence")}
@@ -336,10 +310,7 @@ def _validated(plan: dict[str, Any], prefix: str) -> dict[str, Any]:
     if estimate is not None:
         if not isinstance(estimate, dict):
             raise KernelInputError.for_field(f"{prefix}budget_estimate", "not an object", expected="an object")
-        try:
-            check_estimate(estimate)
-        except ValueError as error:
-            raise KernelInputError.for_field(f"{prefix}budget_estimate", str(error)) from None
+        check_estimate(estimate, f"{prefix}budget_estimate")
     return plan
 
 

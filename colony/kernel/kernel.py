@@ -17,8 +17,9 @@ from pydantic import ValidationError
 from sqlalchemy import Connection
 
 from colony.errors import AttestationError, FieldError, KernelInputError
-from colony.kernel.actions import ActionKind, classify_action
+from colony.kernel.actions import ActionKind, resolve_kind
 from colony.kernel.attestation import Attestor, Claims, load_secret
+from colony.kernel.checks import check_name
 from colony.kernel.consequences import ConsequenceMemory
 from colony.kernel.falsification import FalsificationWorker
 from colony.kernel.gate import ActuationGate, GateInputs, pressure
@@ -35,6 +36,7 @@ from colony.kernel.models import (
     GateVerdict,
     KernelModel,
     OutcomeRecord,
+    ProposalCounts,
     ProposeActionRequest,
     PruningReport,
     RecordOutcomeRequest,
@@ -44,10 +46,12 @@ from colony.kernel.models import (
 from colony.kernel.pheromones import Deposit, PheromoneStore
 from colony.kernel.proposals import new_proposal_id, read_for_gate, store_proposal
 from colony.kernel.pruning import PruningDaemon, RegistryEntry
-from colony.kernel.roles import RoleAdapter
+from colony.kernel.reservations import Reservations, held_by
+from colony.kernel.roles import AgentRow, RoleAdapter
 from colony.kernel.settings import KernelSettings
 from colony.kernel.status import StatusReporter
 from colony.kernel.store import Store
+from colony.kernel.ticks import TickKeys
 
 __all__ = ["ColonyKernel"]
 
@@ -60,14 +64,6 @@ def _coerce(model: type[M], value: M | Mapping[str, Any], field: str = "request"
     if isinstance(value, Mapping):
         return model.model_validate(dict(value))
     raise KernelInputError.for_field(field, f"{type(value).__name__} given", expected=f"a {model.__name__} or a dict")
-
-
-def _text(value: Any, field: str, max_length: int) -> str:
-    if not isinstance(value, str) or not value.strip():
-        raise KernelInputError.for_field(field, f"{value!r} given", expected="a non-empty string")
-    if len(value) > max_length:
-        raise KernelInputError.for_field(field, f"{len(value)} characters", expected=f"at most {max_length}")
-    return value
 
 
 def _signal_type(value: Any) -> SignalType:
@@ -108,6 +104,7 @@ class ColonyKernel:
         self.gate = ActuationGate()
         self.pruner = PruningDaemon()
         self.reporter = StatusReporter(self.pheromones, self.ledger, self.roles)
+        self.reservations = Reservations(self.ledger, self.roles)
         secret = self.settings.attestation_secret
         key = secret.get_secret_value().encode() if secret else self.store.run(load_secret)
         self.attestor = Attestor(key, self.settings.attestation_ttl_seconds)
@@ -132,18 +129,25 @@ class ColonyKernel:
 
     # -- the gate ----------------------------------------------------------------------------------
 
-    def _kind(self, request: ProposeActionRequest) -> ActionKind:
-        kind = classify_action(request.action_type)
-        if request.side_effecting is False:
-            return ActionKind.READ_ONLY
-        if request.side_effecting and kind is ActionKind.READ_ONLY:
-            return ActionKind.MUTATING
-        return kind
+    @staticmethod
+    def _kind(request: ProposeActionRequest) -> ActionKind:
+        """The action_type's kind, raised (never lowered) by ``side_effecting`` and ``kind``."""
+        return resolve_kind(request.action_type, side_effecting=request.side_effecting, declared=request.kind)
+
+    def _within_limits(self, amounts: Mapping[str, float], prefix: str) -> None:
+        """An amount over a whole period's limit is no estimate: KernelInputError naming the dimension."""
+        for name, amount in amounts.items():
+            limit = self.ledger.limits[name]
+            if amount > limit:
+                raise KernelInputError.for_field(
+                    f"{prefix}{name}", f"{amount:g} exceeds the budget period's limit", expected=f"at most {limit:g}"
+                )
 
     def _estimate(self, request: ProposeActionRequest) -> dict[str, float]:
         given = request.budget_estimate
         if given is None:
             return self.settings.default_estimate()
+        self._within_limits(given, "budget_estimate.")
         return {name: float(given.get(name, 0.0)) for name in BUDGET_DIMENSIONS}
 
     def propose_action(self, request: ProposeActionRequest | Mapping[str, Any]) -> GateVerdict:
@@ -169,6 +173,8 @@ class ColonyKernel:
 
         def work(connection: Connection) -> GateVerdict:
             reading = read_for_gate(connection, request.agent_id, request.target)
+            if reading.lapsed(now):  # release lapsed reservations before the budget is weighed
+                self.reservations.expire_due(connection, now)
             inputs = GateInputs(
                 role=reading.role,
                 trust=reading.trust,
@@ -190,9 +196,10 @@ class ColonyKernel:
                 outcome = self.gate.decide(inputs)
             elif period is not None and self.settings.attestation is not AttestationMode.OFF:
                 claims = self.attestor.issue(proposal_id, request.agent_id, request.action_type, request.target, now)
-            store_proposal(connection, proposal_id, request, outcome, now, period, estimate, claims)
-            # Rows are locked in one order everywhere (budget, agent, traces), so callers never deadlock.
-            self.roles.count_proposal(connection, request.agent_id, now)
+            expires_at = now + self.settings.attestation_ttl_seconds
+            store_proposal(connection, proposal_id, request, outcome, now, period, estimate, claims, expires_at)
+            # Rows are locked in one order everywhere (proposals, budget, agent, traces): no deadlocks.
+            self.roles.count_proposal(connection, request.agent_id, outcome.decision, now)
             if outcome.decision is Decision.REFUSE:
                 evidence = {"proposal_id": proposal_id, "action_type": request.action_type}
                 deposit = Deposit(request.target, SignalType.FAILURE, source=SignalSource.AGENT, evidence=evidence)
@@ -225,21 +232,30 @@ class ColonyKernel:
     def record_outcome(
         self, request: RecordOutcomeRequest | Mapping[str, Any], authorization: str | None = None
     ) -> OutcomeRecord:
-        """Store an outcome, update trust and role, settle the budget and lay SUCCESS/FAILURE + DEPENDENCY."""
+        """Store an outcome, update trust and role, settle the budget and lay SUCCESS/FAILURE + DEPENDENCY.
+
+        The report settles one reservation: the one its authorization names, or else the
+        agent's oldest valid open reservation for the same action type and target (so an
+        unattested report of an executed proposal releases its hold instead of leaking
+        it). Without either, the usage it reports is charged to the current period.
+        """
         request = _coerce(RecordOutcomeRequest, request)
+        self._within_limits(request.usage(), "")
         now = self.clock()
         claims = self._claims(request, authorization, now)
         consequence_id = str(uuid.uuid4())
 
         def work(connection: Connection) -> OutcomeRecord:
-            # Rows are locked in one order everywhere (budget, agent, traces), so callers never deadlock.
-            proposal = Attestor.consume(connection, claims, now) if claims else None
+            # Rows are locked in one order everywhere (proposals, budget, agent, traces): no deadlocks.
+            proposal: dict[str, Any] | None
+            if claims:
+                proposal = Attestor.consume(connection, claims, now)
+            else:
+                proposal = self.reservations.match(
+                    connection, request.agent_id, request.action_type, request.target, now
+                )
             if proposal is not None:
-                held = {
-                    "llm_calls": proposal["reserved_llm_calls"],
-                    "runtime_seconds": proposal["reserved_runtime_seconds"],
-                }
-                self.ledger.settle(connection, proposal["period"], held, request.usage())
+                self.ledger.settle(connection, proposal["period"], held_by(proposal), request.usage())
             else:
                 self.ledger.charge(connection, request.usage(), now)
             before, after = self.roles.apply_outcome(
@@ -249,7 +265,7 @@ class ColonyKernel:
                 connection,
                 ConsequenceRecord(
                     consequence_id=consequence_id,
-                    proposal_id=claims.proposal_id if claims else None,
+                    proposal_id=proposal["proposal_id"] if proposal else None,
                     agent_id=request.agent_id,
                     action_type=request.action_type,
                     target=request.target,
@@ -282,35 +298,62 @@ class ColonyKernel:
 
     # -- reads and upkeep --------------------------------------------------------------------------
 
+    @staticmethod
+    def _profile(connection: Connection, row: AgentRow) -> AgentProfile:
+        return AgentProfile(
+            agent_id=row.agent_id,
+            role=row.role,
+            trust_score=row.trust,
+            total_proposals=row.total_proposals,
+            accepted_proposals=row.accepted_proposals,
+            consequence_history=ConsequenceMemory.history(connection, row.agent_id),
+            last_updated=row.last_updated,
+        )
+
     def agent_profile(self, agent_id: str) -> AgentProfile:
-        """The agent's profile; an unknown agent gets a SANDBOX profile with trust 0.1."""
-        agent_id = _text(agent_id, "agent_id", 256)
+        """The agent's profile; an unknown agent gets a SANDBOX profile with trust 0.1 (created, as seed 001 says)."""
+        agent_id = check_name(agent_id, "agent_id", 256)
         now = self.clock()
 
         def work(connection: Connection) -> AgentProfile:
             self.roles.ensure(connection, agent_id, now)
             row = self.roles.get(connection, agent_id)
             assert row is not None
-            return AgentProfile(
-                agent_id=agent_id,
-                role=row.role,
-                trust_score=row.trust,
-                total_proposals=row.total_proposals,
-                accepted_proposals=row.accepted_proposals,
-                consequence_history=ConsequenceMemory.history(connection, agent_id),
-                last_updated=row.last_updated,
-            )
+            return self._profile(connection, row)
 
         return self.store.run(work)
 
+    def find_profile(self, agent_id: str) -> AgentProfile | None:
+        """The agent's profile, or None for an agent the kernel has never seen (extension: creates nothing)."""
+        agent_id = check_name(agent_id, "agent_id", 256)
+
+        def work(connection: Connection) -> AgentProfile | None:
+            row = self.roles.get(connection, agent_id)
+            return None if row is None else self._profile(connection, row)
+
+        return self.store.run(work, write=False)
+
+    def proposal_counts(self, agent_id: str) -> ProposalCounts:
+        """The agent's proposals by state: total = accepted + rejected + held (extension; creates nothing)."""
+        agent_id = check_name(agent_id, "agent_id", 256)
+        row = self.store.run(lambda connection: self.roles.get(connection, agent_id), write=False)
+        counts = row.counts if row is not None else None
+        return ProposalCounts(
+            agent_id=agent_id,
+            total=counts.total if counts else 0,
+            accepted=counts.accepted if counts else 0,
+            rejected=counts.rejected if counts else 0,
+            held=counts.held if counts else 0,
+        )
+
     def consequence_log(self, agent_id: str) -> list[ConsequenceRecord]:
         """Every consequence the agent reported, oldest first (extension, for audits)."""
-        agent_id = _text(agent_id, "agent_id", 256)
+        agent_id = check_name(agent_id, "agent_id", 256)
         return self.store.run(lambda connection: ConsequenceMemory.all_for(connection, agent_id), write=False)
 
     def set_trust(self, agent_id: str, trust: float) -> AgentProfile:
         """Set an agent's trust, and so its role (extension: an operator's override)."""
-        agent_id = _text(agent_id, "agent_id", 256)
+        agent_id = check_name(agent_id, "agent_id", 256)
         if isinstance(trust, bool) or not isinstance(trust, int | float) or not 0.0 <= trust <= 1.0:
             raise KernelInputError.for_field("trust", f"{trust!r} given", expected="a number in [0, 1]")
         now = self.clock()
@@ -318,13 +361,20 @@ class ColonyKernel:
         return self.agent_profile(agent_id)
 
     def status(self) -> ColonyStatus:
-        """The dashboard snapshot."""
+        """The dashboard snapshot (releasing lapsed reservations first, so ``reserved`` is what is really held)."""
         now = self.clock()
+        lapsed = self.store.run(self.reservations.earliest_expiry, write=False)
+        if lapsed is not None and lapsed <= now:
+            return self.store.run(lambda connection: self._expired_then_snapshot(connection, now))
         return self.store.run(lambda connection: self.reporter.snapshot(connection, now), write=False)
+
+    def _expired_then_snapshot(self, connection: Connection, now: float) -> ColonyStatus:
+        self.reservations.expire_due(connection, now)
+        return self.reporter.snapshot(connection, now)
 
     def pheromone_query(self, location: str, signal_type: SignalType | str) -> list[ColonySignal]:
         """The live trace at (location, signal_type): zero or one signal."""
-        location = _text(location, "location", 1024)
+        location = check_name(location, "location", 1024)
         kind = _signal_type(signal_type)
         return self.store.run(lambda connection: self.pheromones.sense(connection, location, kind), write=False)
 
@@ -339,7 +389,7 @@ class ColonyKernel:
         evidence: dict[str, Any] | None = None,
     ) -> ColonySignal:
         """Lay or reinforce a trace (extension: for people, scanners and runtimes that sense trouble)."""
-        location = _text(location, "location", 1024)
+        location = check_name(location, "location", 1024)
         kind = _signal_type(signal_type)
         if isinstance(amount, bool) or not isinstance(amount, int | float) or not 0 < amount <= 1000:
             raise KernelInputError.for_field("amount", f"{amount!r} given", expected="a number in (0, 1000]")
@@ -373,12 +423,25 @@ class ColonyKernel:
 
         return self.store.run(work)
 
-    def tick(self) -> ColonyStatus:
-        """Advance one tick: evaporate, drop expired traces, return the status."""
+    def tick(self, key: str | None = None) -> ColonyStatus:
+        """Advance one tick: release lapsed reservations, evaporate, drop expired traces; return the status.
+
+        Args:
+            key: The scheduled run's identity (its id or scheduled time). A tick with a key
+                already applied returns the status without advancing again, so a retried
+                run ticks once. ``None`` always advances.
+        """
+        if key is not None:
+            key = check_name(key, "key", 256)
         now = self.clock()
 
         def work(connection: Connection) -> ColonyStatus:
-            self.pheromones.evaporate(connection)
+            if key is not None and not TickKeys.claim(connection, key, now):
+                return self.reporter.snapshot(connection, now)
+            self.reservations.expire_due(connection, now)
+            tick = self.pheromones.evaporate(connection)
+            if key is not None:
+                TickKeys.applied(connection, key, tick)
             return self.reporter.snapshot(connection, now)
 
         return self.store.run(work)

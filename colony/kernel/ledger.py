@@ -1,9 +1,9 @@
-"""The resource ledger: per-period budgets, reserved on EXECUTE and settled on record.
+"""The resource ledger: per-period budgets, reserved on EXECUTE, settled on record, released on expiry.
 
 A period is one row holding, per dimension, what is used, what is reserved by verdicts in
-flight and the ceiling. A reservation is one conditional ``UPDATE`` whose ``WHERE`` checks
-every dimension (``used + reserved + x <= max``), so concurrent proposers can never
-overspend, whatever the database interleaves.
+flight, what expired reservations released, and the ceiling. A reservation is one
+conditional ``UPDATE`` whose ``WHERE`` checks every dimension (``used + reserved + x <=
+max``), so concurrent proposers can never overspend, whatever the database interleaves.
 """
 
 from __future__ import annotations
@@ -12,7 +12,8 @@ from sqlalchemy import Connection, Float, Update, bindparam, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from colony.kernel.models import BUDGET_DIMENSIONS, BudgetDimension
+from colony.kernel.checks import BUDGET_DIMENSIONS
+from colony.kernel.models import BudgetDimension
 from colony.kernel.store import Prepared, tables
 
 __all__ = ["BUDGET_DIMENSIONS", "ResourceLedger"]
@@ -58,6 +59,7 @@ class ResourceLedger:
         values: dict[str, float | int] = {"period": period}
         for name in BUDGET_DIMENSIONS:
             values |= {f"{name}_used": 0.0, f"{name}_reserved": 0.0, f"{name}_max": self.limits[name]}
+            values |= {f"{name}_expired": 0.0}
         upsert = sqlite_insert if connection.dialect.name == "sqlite" else pg_insert
         connection.execute(upsert(_B).values(**values).on_conflict_do_nothing())
 
@@ -103,13 +105,27 @@ class ResourceLedger:
         values = {f"{name}_used": _B.c[f"{name}_used"] + float(amount) for name, amount in actual.items()}
         connection.execute(update(_B).where(_B.c.period == period).values(**values))
 
+    def release(self, connection: Connection, period: int, held: dict[str, float]) -> None:
+        """Give back an expired reservation's ``held`` amounts, and count them as expired in its period."""
+        values = {}
+        for name in BUDGET_DIMENSIONS:
+            amount = float(held.get(name, 0.0))
+            values[f"{name}_reserved"] = _B.c[f"{name}_reserved"] - amount
+            values[f"{name}_expired"] = _B.c[f"{name}_expired"] + amount
+        connection.execute(update(_B).where(_B.c.period == period).values(**values))
+
     def usage(self, connection: Connection, now: float) -> dict[str, BudgetDimension]:
-        """``{dimension: {used, max}}`` for the current period."""
+        """``{dimension: {used, reserved, expired, max}}`` for the current period."""
         row = connection.execute(select(_B).where(_B.c.period == self.period(now))).first()
         if row is None:
             return {name: BudgetDimension(used=0.0, max=self.limits[name]) for name in BUDGET_DIMENSIONS}
         mapping = row._mapping
         return {
-            name: BudgetDimension(used=round(mapping[f"{name}_used"], 6), max=mapping[f"{name}_max"])
+            name: BudgetDimension(
+                used=round(mapping[f"{name}_used"], 6),
+                reserved=max(0.0, round(mapping[f"{name}_reserved"], 6)),
+                expired=round(mapping[f"{name}_expired"], 6),
+                max=mapping[f"{name}_max"],
+            )
             for name in BUDGET_DIMENSIONS
         }

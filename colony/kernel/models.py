@@ -6,13 +6,29 @@ pydantic's ``ValidationError``, so bad input reads the same from Python, MCP and
 
 from __future__ import annotations
 
-import json
 from enum import Enum, StrEnum
 from typing import Any, Literal, Self
 
-from pydantic import BaseModel, ConfigDict, Field, PrivateAttr, ValidationError, field_validator
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    PrivateAttr,
+    SerializerFunctionWrapHandler,
+    ValidationError,
+    field_validator,
+    model_serializer,
+)
 
 from colony.errors import FieldError, KernelInputError
+from colony.kernel.actions import ActionKind
+from colony.kernel.checks import (
+    MAX_AMOUNT,
+    check_estimate,
+    check_text,
+    parse_json_object,
+)
+from colony.kernel.plan_fields import check_plan_fields
 
 __all__ = [
     "AgentProfile",
@@ -21,6 +37,7 @@ __all__ = [
     "BudgetDimension",
     "ColonySignal",
     "ColonyStatus",
+    "ConsequenceKind",
     "ConsequenceRecord",
     "DecayRate",
     "Decision",
@@ -29,6 +46,7 @@ __all__ = [
     "GateVerdict",
     "OutcomeRecord",
     "PheromoneSummary",
+    "ProposalCounts",
     "ProposeActionRequest",
     "PruningCandidate",
     "PruningReport",
@@ -38,8 +56,6 @@ __all__ = [
     "SignalSource",
     "SignalSummary",
     "SignalType",
-    "check_estimate",
-    "parse_json_object",
 ]
 
 MAX_ID = 256
@@ -139,6 +155,13 @@ def _input_error(error: ValidationError, model: str) -> KernelInputError:
     return KernelInputError(f"invalid {model}: {summary}", errors=fields)
 
 
+class ConsequenceKind(StrEnum):
+    """What put an entry in an agent's history."""
+
+    OUTCOME = "outcome"
+    EXPIRY = "expiry"
+
+
 class KernelModel(BaseModel):
     """Base of the kernel's models: strict keys, described fields, KernelInputError on bad input."""
 
@@ -162,32 +185,18 @@ class KernelModel(BaseModel):
             raise _input_error(error, cls.__name__) from None
 
 
-def parse_json_object(text: str, field: str) -> dict[str, Any]:
-    """Parse ``text`` as a JSON object or raise KernelInputError naming ``field``."""
-    try:
-        value = json.loads(text)
-    except (json.JSONDecodeError, RecursionError) as error:
-        raise KernelInputError.for_field(field, f"not valid JSON ({error})", expected="a JSON object") from None
-    if not isinstance(value, dict):
-        raise KernelInputError.for_field(field, f"JSON {type(value).__name__} given", expected="a JSON object")
-    return value
+class _Request(KernelModel):
+    """A request: no text field may hold a NUL character."""
+
+    def model_post_init(self, context: Any, /) -> None:
+        """Refuse a NUL character in any text field (KernelInputError naming the field)."""
+        for name, value in self.__dict__.items():
+            if isinstance(value, str) and "\x00" in value:
+                check_text(value, name)
 
 
-BUDGET_DIMENSIONS = ("llm_calls", "runtime_seconds")
-
-
-def check_estimate(value: dict[str, Any]) -> None:
-    """Raise ValueError unless ``value`` maps known ledger dimensions to numbers >= 0."""
-    unknown = sorted(set(value) - set(BUDGET_DIMENSIONS))
-    if unknown:
-        raise ValueError(f"unknown budget dimension(s) {unknown}; known: {list(BUDGET_DIMENSIONS)}")
-    for name, amount in value.items():
-        if isinstance(amount, bool) or not isinstance(amount, int | float) or amount < 0 or amount != amount:
-            raise ValueError(f"{name} must be a number >= 0, got {amount!r}")
-
-
-class ProposeActionRequest(KernelModel):
-    """colony_propose_action's input (plus two optional extensions)."""
+class ProposeActionRequest(_Request):
+    """colony_propose_action's input (plus optional in-process extensions)."""
 
     agent_id: str = Field(min_length=1, max_length=MAX_ID, description="The proposing agent.")
     action_type: str = Field(min_length=1, max_length=MAX_ID, description="What kind of action, e.g. 'patch_file'.")
@@ -196,17 +205,28 @@ class ProposeActionRequest(KernelModel):
     rollback_plan: str = Field(max_length=MAX_TEXT, description="How to undo the action.")
     evidence: str = Field(default="{}", max_length=MAX_EVIDENCE, description="JSON object of supporting evidence.")
     side_effecting: bool | None = Field(
-        default=None, description="Extension: overrides the kernel's read-only/write classification of action_type."
+        default=None,
+        description="Extension: True makes a read-only action_type count as a write; False changes nothing "
+        "(a caller may raise the risk of its own proposal, never lower it).",
+    )
+    kind: ActionKind | None = Field(
+        default=None,
+        description="Extension: the action's kind as the caller knows it (a tool's catalog spec); counts only "
+        "when higher than the kind of action_type.",
     )
     budget_estimate: dict[str, float] | None = Field(
-        default=None, description="Extension: resources to reserve, e.g. {'llm_calls': 1, 'runtime_seconds': 2.0}."
+        default=None,
+        description="Extension: resources to reserve, e.g. {'llm_calls': 1, 'runtime_seconds': 2.0}; finite, "
+        "at most the period's limit.",
     )
 
     _evidence: dict[str, Any] = PrivateAttr(default_factory=dict)
 
     def model_post_init(self, context: Any, /) -> None:
-        """Parse the evidence once (a JSON object, or KernelInputError naming ``evidence``)."""
+        """Parse the evidence once (a JSON object whose plan keys have their types, or KernelInputError)."""
+        super().model_post_init(context)
         self._evidence = parse_json_object(self.evidence, "evidence")
+        check_plan_fields(self._evidence, "evidence.", strings=False)
 
     @field_validator("budget_estimate")
     @classmethod
@@ -237,7 +257,7 @@ class GateVerdict(KernelModel):
         return self.model_dump(mode="json", exclude={"proposal_id", "authorization"})
 
 
-class RecordOutcomeRequest(KernelModel):
+class RecordOutcomeRequest(_Request):
     """colony_record_outcome's input (plus the actual usage to settle, as extensions)."""
 
     agent_id: str = Field(min_length=1, max_length=MAX_ID, description="Agent reporting the outcome.")
@@ -246,8 +266,12 @@ class RecordOutcomeRequest(KernelModel):
     actual_outcome: str = Field(max_length=MAX_TEXT, description="What happened.")
     tests_passed: bool = Field(description="Post-action test status.")
     human_feedback: float = Field(default=0.0, ge=-1.0, le=1.0, description="Operator feedback in [-1, 1].")
-    runtime_seconds: float | None = Field(default=None, ge=0, description="Extension: runtime actually used.")
-    llm_calls: float | None = Field(default=None, ge=0, description="Extension: LLM calls actually used.")
+    runtime_seconds: float | None = Field(
+        default=None, ge=0, le=MAX_AMOUNT, allow_inf_nan=False, description="Extension: runtime actually used."
+    )
+    llm_calls: float | None = Field(
+        default=None, ge=0, le=MAX_AMOUNT, allow_inf_nan=False, description="Extension: LLM calls actually used."
+    )
 
     def usage(self) -> dict[str, float]:
         """The actual usage reported, by ledger dimension (only the dimensions given)."""
@@ -311,17 +335,26 @@ class PheromoneSummary(KernelModel):
 
 
 class BudgetDimension(KernelModel):
-    """One ledger dimension in the current period."""
+    """One ledger dimension in the current period (``reserved`` and ``expired`` shown when not zero)."""
 
     used: float = Field(description="Settled usage (reservations in flight not included).")
+    reserved: float = Field(default=0.0, description="Extension: held by EXECUTE verdicts awaiting their outcome.")
+    expired: float = Field(default=0.0, description="Extension: released this period by expired reservations.")
     max: float = Field(description="The period's ceiling.")
+
+    @model_serializer(mode="wrap")
+    def _shown(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
+        dumped: dict[str, Any] = handler(self)
+        return {key: value for key, value in dumped.items() if key not in ("reserved", "expired") or value}
 
 
 class ConsequenceRecord(KernelModel):
-    """One stored outcome report."""
+    """One entry of an agent's history: an outcome report, or a reservation that expired without one."""
 
     consequence_id: str = Field(description="UUID.")
-    proposal_id: str | None = Field(description="The attested proposal, when the report was attested.")
+    proposal_id: str | None = Field(
+        description="The proposal the entry settles: attested, matched to its open reservation, or expired."
+    )
     agent_id: str = Field(description="Reporting agent.")
     action_type: str = Field(description="Action type reported.")
     target: str = Field(description="Target reported.")
@@ -331,6 +364,19 @@ class ConsequenceRecord(KernelModel):
     trust_before: float = Field(description="Trust before this report.")
     trust_after: float = Field(description="Trust after this report.")
     recorded_at: float = Field(description="Unix time.")
+    kind: ConsequenceKind = Field(
+        default=ConsequenceKind.OUTCOME, description="Extension: 'outcome' (a report) or 'expiry' (no report came)."
+    )
+
+
+class ProposalCounts(KernelModel):
+    """An agent's proposals by state; ``total == accepted + rejected + held`` always (seed 001)."""
+
+    agent_id: str = Field(description="The agent.")
+    total: int = Field(ge=0, description="Proposals submitted (the profile's total_proposals).")
+    accepted: int = Field(ge=0, description="Proposals whose outcome passed (the profile's accepted_proposals).")
+    rejected: int = Field(ge=0, description="Refused, expired without an outcome, or with a failed outcome.")
+    held: int = Field(ge=0, description="Held or executed, awaiting an outcome.")
 
 
 class ColonyStatus(KernelModel):

@@ -1,4 +1,4 @@
-"""The proposal log: every verdict, with what it reserved and the nonce of its authorization."""
+"""The proposal log: every verdict, with what it reserved, until when, and the nonce of its authorization."""
 
 from __future__ import annotations
 
@@ -12,16 +12,20 @@ from colony.kernel.attestation import Claims
 from colony.kernel.gate import GateOutcome
 from colony.kernel.models import ProposeActionRequest, Role, SignalType
 from colony.kernel.pheromones import strength_at
+from colony.kernel.reservations import EARLIEST_EXPIRY
 from colony.kernel.roles import INITIAL_TRUST, role_for
-from colony.kernel.store import Prepared, tables
+from colony.kernel.schema import tables
+from colony.kernel.store import Prepared
 
 __all__ = ["GateReading", "new_proposal_id", "read_for_gate", "store_proposal"]
 
 _INSERT = Prepared(insert(tables.proposals))
 _STATE, _AGENTS, _TRACES = tables.kernel_state, tables.agents, tables.pheromones
-# Everything a verdict reads, in one round trip: the tick, the agent's trust and role, the traces at the target.
+# Everything a verdict reads, in one round trip: the tick, the agent's trust and role, the traces at the target,
+# and whether a reservation has lapsed (then the kernel releases it before it weighs the budget).
 _GATE_READING = Prepared(
     select(
+        EARLIEST_EXPIRY.label("earliest_expiry"),  # one probe of the partial index of open reservations
         _STATE.c.tick_count,
         _AGENTS.c.trust,
         _AGENTS.c.role,
@@ -48,6 +52,11 @@ class GateReading:
     trust: float
     role: Role
     strengths: dict[SignalType, float]
+    earliest_expiry: float | None = None
+
+    def lapsed(self, now: float) -> bool:
+        """Whether some open reservation's authorization has expired by ``now``."""
+        return self.earliest_expiry is not None and self.earliest_expiry <= now
 
 
 def read_for_gate(connection: Connection, agent_id: str, target: str) -> GateReading:
@@ -60,9 +69,10 @@ def read_for_gate(connection: Connection, agent_id: str, target: str) -> GateRea
         for row in rows
         if row["signal_type"] is not None and row["expires_tick"] > tick
     }
+    expiry = first["earliest_expiry"]
     if first["role"] is None:
-        return GateReading(tick, INITIAL_TRUST, role_for(INITIAL_TRUST), strengths)
-    return GateReading(tick, first["trust"], Role(first["role"]), strengths)
+        return GateReading(tick, INITIAL_TRUST, role_for(INITIAL_TRUST), strengths, expiry)
+    return GateReading(tick, first["trust"], Role(first["role"]), strengths, expiry)
 
 
 def new_proposal_id() -> str:
@@ -88,8 +98,9 @@ def store_proposal(
     period: int | None,
     estimate: dict[str, float],
     claims: Claims | None,
+    expires_at: float,
 ) -> None:
-    """Append one verdict; a reservation is recorded only when ``period`` is set (EXECUTE)."""
+    """Append one verdict; a reservation (open until ``expires_at``) is recorded only when ``period`` is set."""
     reserved = period is not None
     _INSERT.rowcount(
         connection,
@@ -106,5 +117,7 @@ def store_proposal(
             "reserved_runtime_seconds": estimate["runtime_seconds"] if reserved else 0.0,
             "token_nonce": claims.nonce if claims else None,
             "consumed_at": None,
+            "expires_at": expires_at if reserved else None,
+            "reservation": "open" if reserved else None,
         },
     )

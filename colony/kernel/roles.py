@@ -14,7 +14,8 @@ from sqlalchemy import Connection, Integer, Row, bindparam, func, select, update
 from sqlalchemy.dialects.postgresql import insert as pg_insert
 from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
-from colony.kernel.models import Role
+from colony.kernel.counters import Counts
+from colony.kernel.models import Decision, Role
 from colony.kernel.store import Prepared, tables
 
 __all__ = ["INITIAL_TRUST", "ROLE_THRESHOLDS", "AgentRow", "RoleAdapter", "role_for", "updated_trust"]
@@ -33,19 +34,38 @@ TESTS_WEIGHT = 0.6
 FEEDBACK_WEIGHT = 0.4
 _A = tables.agents
 _LOCK_AGENT = Prepared(select(_A).where(_A.c.agent_id == bindparam("agent")).with_for_update())
+_COUNTERS = {
+    "total": "total_proposals",
+    "accepted": "accepted_proposals",
+    "rejected": "rejected_proposals",
+    "held": "held_proposals",
+    "unreported": "unreported_rejections",
+}
 _APPLY_OUTCOME = Prepared(
     update(_A)
     .where(_A.c.agent_id == bindparam("agent"))
     .values(
         trust=bindparam("new_trust"),
         role=bindparam("new_role"),
-        accepted_proposals=_A.c.accepted_proposals + bindparam("accepted", type_=Integer),
         last_updated=bindparam("now"),
+        **{column: bindparam(f"set_{name}", type_=Integer) for name, column in _COUNTERS.items()},
     )
 )
-_COUNT_PROPOSAL = Prepared(
-    update(_A).where(_A.c.agent_id == bindparam("agent")).values(total_proposals=_A.c.total_proposals + 1)
+_SET_COUNTS = Prepared(
+    update(_A)
+    .where(_A.c.agent_id == bindparam("agent"))
+    .values(**{column: bindparam(f"set_{name}", type_=Integer) for name, column in _COUNTERS.items()})
 )
+# A verdict only adds (see counters.py), so concurrent proposers need no lock on the agent's row to count.
+_COUNT_PROPOSAL = Prepared(
+    update(_A)
+    .where(_A.c.agent_id == bindparam("agent"))
+    .values(**{column: _A.c[column] + bindparam(f"add_{name}", type_=Integer) for name, column in _COUNTERS.items()})
+)
+_VERDICT_INCREMENTS = {
+    decision: {f"add_{name}": getattr(Counts().on_verdict(decision), name) for name in _COUNTERS}
+    for decision in Decision
+}
 
 
 def role_for(trust: float) -> Role:
@@ -72,9 +92,18 @@ class AgentRow:
     agent_id: str
     trust: float
     role: Role
-    total_proposals: int
-    accepted_proposals: int
+    counts: Counts
     last_updated: float
+
+    @property
+    def total_proposals(self) -> int:
+        """Proposals submitted."""
+        return self.counts.total
+
+    @property
+    def accepted_proposals(self) -> int:
+        """Proposals whose outcome passed."""
+        return self.counts.accepted
 
 
 def _row(row: Row[Any] | dict[str, Any]) -> AgentRow:
@@ -83,16 +112,19 @@ def _row(row: Row[Any] | dict[str, Any]) -> AgentRow:
         agent_id=fields["agent_id"],
         trust=fields["trust"],
         role=Role(fields["role"]),
-        total_proposals=fields["total_proposals"],
-        accepted_proposals=fields["accepted_proposals"],
+        counts=Counts(**{name: fields[column] for name, column in _COUNTERS.items()}),
         last_updated=fields["last_updated"],
     )
+
+
+def _counter_values(counts: Counts) -> dict[str, int]:
+    return {f"set_{name}": getattr(counts, name) for name in _COUNTERS}
 
 
 class RoleAdapter:
     """Profiles, trust updates and role changes; every method works inside a caller's transaction."""
 
-    def ensure(self, connection: Connection, agent_id: str, now: float, *, proposals: int = 0) -> bool:
+    def ensure(self, connection: Connection, agent_id: str, now: float) -> bool:
         """Create a SANDBOX profile with trust 0.1 for an agent seen for the first time; True if created."""
         upsert = sqlite_insert if connection.dialect.name == "sqlite" else pg_insert
         created = connection.execute(
@@ -101,8 +133,11 @@ class RoleAdapter:
                 agent_id=agent_id,
                 trust=INITIAL_TRUST,
                 role=role_for(INITIAL_TRUST).value,
-                total_proposals=proposals,
+                total_proposals=0,
                 accepted_proposals=0,
+                rejected_proposals=0,
+                held_proposals=0,
+                unreported_rejections=0,
                 last_updated=now,
             )
             .on_conflict_do_nothing()
@@ -115,34 +150,40 @@ class RoleAdapter:
         row = connection.execute(select(_A).where(_A.c.agent_id == agent_id)).first()
         return None if row is None else _row(row)
 
-    def count_proposal(self, connection: Connection, agent_id: str, now: float) -> None:
-        """Count one more proposal from ``agent_id``, creating its profile on first sight."""
-        if _COUNT_PROPOSAL.rowcount(connection, {"agent": agent_id}) == 1:
+    def count_proposal(self, connection: Connection, agent_id: str, decision: Decision, now: float) -> None:
+        """Count one more proposal from ``agent_id`` as its verdict places it, creating its profile on first sight."""
+        parameters = {"agent": agent_id, **_VERDICT_INCREMENTS[decision]}
+        if _COUNT_PROPOSAL.rowcount(connection, parameters) == 1:
             return
-        if not self.ensure(connection, agent_id, now, proposals=1):  # another process created it first
-            _COUNT_PROPOSAL.rowcount(connection, {"agent": agent_id})
+        self.ensure(connection, agent_id, now)  # or another process created it first: count either way
+        _COUNT_PROPOSAL.rowcount(connection, parameters)
 
-    def apply_outcome(
-        self, connection: Connection, agent_id: str, tests_passed: bool, human_feedback: float, now: float
-    ) -> tuple[AgentRow, AgentRow]:
-        """Update trust and role for one outcome; returns the profile (before, after)."""
+    def _locked(self, connection: Connection, agent_id: str, now: float) -> AgentRow:
         rows = _LOCK_AGENT.all(connection, {"agent": agent_id})
         if not rows:
             self.ensure(connection, agent_id, now)
             rows = _LOCK_AGENT.all(connection, {"agent": agent_id})
-        before = _row(rows[0])
+        return _row(rows[0])
+
+    def expire(self, connection: Connection, agent_id: str, lapsed: int, now: float) -> AgentRow:
+        """Count ``lapsed`` of the agent's reservations as expired (held -> rejected); its profile after."""
+        row = self._locked(connection, agent_id, now)
+        counts = row.counts
+        for _ in range(lapsed):
+            counts = counts.on_expiry()
+        _SET_COUNTS.rowcount(connection, {"agent": agent_id, **_counter_values(counts)})
+        return AgentRow(row.agent_id, row.trust, row.role, counts, row.last_updated)
+
+    def apply_outcome(
+        self, connection: Connection, agent_id: str, tests_passed: bool, human_feedback: float, now: float
+    ) -> tuple[AgentRow, AgentRow]:
+        """Update trust, role and counters for one outcome (see counters.py); the profile (before, after)."""
+        before = self._locked(connection, agent_id, now)
         trust = updated_trust(before.trust, tests_passed, human_feedback)
-        accepted = 1 if tests_passed and human_feedback >= 0 else 0
+        counts = before.counts.on_outcome(tests_passed and human_feedback >= 0)
         parameters = {"agent": agent_id, "new_trust": trust, "new_role": role_for(trust).value, "now": now}
-        _APPLY_OUTCOME.rowcount(connection, parameters | {"accepted": accepted})
-        after = AgentRow(
-            agent_id=agent_id,
-            trust=trust,
-            role=role_for(trust),
-            total_proposals=before.total_proposals,
-            accepted_proposals=before.accepted_proposals + accepted,
-            last_updated=now,
-        )
+        _APPLY_OUTCOME.rowcount(connection, parameters | _counter_values(counts))
+        after = AgentRow(agent_id=agent_id, trust=trust, role=role_for(trust), counts=counts, last_updated=now)
         return before, after
 
     def set_trust(self, connection: Connection, agent_id: str, trust: float, now: float) -> AgentRow:

@@ -1,4 +1,4 @@
-"""The kernel's one database: schema, engine set-up, and the two kinds of transaction.
+"""The kernel's one database: engine set-up, the two kinds of transaction, and opening the schema.
 
 SQLite (the default, a WAL file under COLONY_HOME) serialises writers with ``BEGIN
 IMMEDIATE`` so a read-modify-write never interleaves with another process's;
@@ -16,24 +16,7 @@ from contextlib import contextmanager
 from operator import itemgetter
 from typing import Any, TypeVar, cast
 
-from sqlalchemy import (
-    Boolean,
-    Column,
-    Connection,
-    Engine,
-    Float,
-    Index,
-    Integer,
-    MetaData,
-    String,
-    Table,
-    Text,
-    create_engine,
-    event,
-    insert,
-    select,
-    text,
-)
+from sqlalchemy import Connection, Engine, create_engine, event, insert, select, text
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.pool import NullPool, StaticPool
@@ -41,125 +24,12 @@ from sqlalchemy.sql.compiler import SQLCompiler
 from sqlalchemy.sql.elements import ClauseElement
 
 from colony.errors import KernelStoreError
+from colony.kernel.migrations import migrate
+from colony.kernel.schema import SCHEMA_VERSION, metadata, tables
 
 __all__ = ["SCHEMA_VERSION", "Prepared", "Store", "tables"]
 
-SCHEMA_VERSION = 1
 T = TypeVar("T")
-
-metadata = MetaData()
-
-schema_version = Table("colony_schema_version", metadata, Column("version", Integer, primary_key=True))
-
-kernel_state = Table(
-    "colony_kernel_state",
-    metadata,
-    Column("id", Integer, primary_key=True),
-    Column("tick_count", Integer, nullable=False),
-    Column("trace_count", Integer, nullable=False),
-    Column("pruning_candidates", Integer, nullable=False),
-)
-
-kernel_secrets = Table(
-    "colony_secrets",
-    metadata,
-    Column("name", String(64), primary_key=True),
-    Column("value", String(256), nullable=False),
-)
-
-agents = Table(
-    "colony_agents",
-    metadata,
-    Column("agent_id", String(256), primary_key=True),
-    Column("trust", Float, nullable=False),
-    Column("role", String(32), nullable=False, index=True),
-    Column("total_proposals", Integer, nullable=False),
-    Column("accepted_proposals", Integer, nullable=False),
-    Column("last_updated", Float, nullable=False),
-    sqlite_with_rowid=False,  # one B-tree keyed by agent_id instead of a table plus its key index
-)
-
-pheromones = Table(
-    "colony_pheromones",
-    metadata,
-    Column("location", String(1024), primary_key=True),
-    Column("signal_type", String(32), primary_key=True),
-    Column("strength", Float, nullable=False),  # at written_tick
-    Column("written_tick", Integer, nullable=False),
-    Column("expires_tick", Integer, nullable=False, index=True),
-    Column("rank_key", Float, nullable=False),  # ln(strength) - written_tick * ln(keep): orders by strength now
-    Column("decay_rate", Float, nullable=False),
-    Column("source", String(32), nullable=False),
-    Column("evidence", Text, nullable=False),
-    Column("updated_at", Float, nullable=False),
-    Column("deposits", Integer, nullable=False),
-    Index("ix_colony_pheromones_rank", "decay_rate", "rank_key"),
-    Index("ix_colony_pheromones_type", "signal_type"),
-)
-
-budget_periods = Table(
-    "colony_budget_periods",
-    metadata,
-    Column("period", Integer, primary_key=True),
-    Column("llm_calls_used", Float, nullable=False),
-    Column("llm_calls_reserved", Float, nullable=False),
-    Column("llm_calls_max", Float, nullable=False),
-    Column("runtime_seconds_used", Float, nullable=False),
-    Column("runtime_seconds_reserved", Float, nullable=False),
-    Column("runtime_seconds_max", Float, nullable=False),
-)
-
-proposals = Table(
-    "colony_proposals",
-    metadata,
-    Column("proposal_id", String(36), primary_key=True),
-    Column("agent_id", String(256), nullable=False),
-    Column("action_type", String(256), nullable=False),
-    Column("target", String(1024), nullable=False),
-    Column("decision", String(16), nullable=False),
-    Column("gate_score", Float, nullable=False),
-    Column("created_at", Float, nullable=False),
-    Column("period", Integer, nullable=True),
-    Column("reserved_llm_calls", Float, nullable=False),
-    Column("reserved_runtime_seconds", Float, nullable=False),
-    Column("token_nonce", String(36), nullable=True),
-    Column("consumed_at", Float, nullable=True),
-    sqlite_with_rowid=False,  # time-ordered ids append to one B-tree
-)
-
-consequences = Table(
-    "colony_consequences",
-    metadata,
-    Column("seq", Integer, primary_key=True, autoincrement=True),
-    Column("consequence_id", String(36), nullable=False, unique=True),
-    Column("proposal_id", String(36), nullable=True, unique=True),
-    Column("agent_id", String(256), nullable=False),
-    Column("action_type", String(256), nullable=False),
-    Column("target", String(1024), nullable=False),
-    Column("actual_outcome", Text, nullable=False),
-    Column("tests_passed", Boolean, nullable=False),
-    Column("human_feedback", Float, nullable=False),
-    Column("trust_before", Float, nullable=False),
-    Column("trust_after", Float, nullable=False),
-    Column("recorded_at", Float, nullable=False),
-    Index("ix_colony_consequences_agent", "agent_id", "seq"),
-)
-
-
-class _Tables:
-    """Named access to the schema's tables."""
-
-    schema_version = schema_version
-    kernel_state = kernel_state
-    secrets = kernel_secrets
-    agents = agents
-    pheromones = pheromones
-    budget_periods = budget_periods
-    proposals = proposals
-    consequences = consequences
-
-
-tables = _Tables()
 
 
 def _arranger(compiled: SQLCompiler) -> Callable[[dict[str, Any]], Any]:
@@ -314,14 +184,20 @@ class Store:
             if not self.is_sqlite:
                 connection.execute(text("SELECT pg_advisory_xact_lock(7100420001)"))
             metadata.create_all(connection, checkfirst=True)
-            found = connection.execute(select(schema_version.c.version)).scalar()
+            version = tables.schema_version.c.version
+            found = connection.execute(select(version)).scalar()
             if found is None:
-                connection.execute(insert(schema_version).values(version=SCHEMA_VERSION))
-                connection.execute(insert(kernel_state).values(id=1, tick_count=0, trace_count=0, pruning_candidates=0))
+                connection.execute(insert(tables.schema_version).values(version=SCHEMA_VERSION))
+                connection.execute(
+                    insert(tables.kernel_state).values(id=1, tick_count=0, trace_count=0, pruning_candidates=0)
+                )
             elif found > SCHEMA_VERSION:
                 raise KernelStoreError(
                     f"the kernel database has schema version {found}, newer than this Colony ({SCHEMA_VERSION})"
                 )
+            elif found < SCHEMA_VERSION:
+                migrate(connection, found, SCHEMA_VERSION)
+                connection.execute(tables.schema_version.update().values(version=SCHEMA_VERSION))
 
         self.run(create)
 

@@ -2,10 +2,14 @@
 
 Names, descriptions and schemas are the seed's, kept as data in
 ``kernel_tools.json`` beside a title and MCP annotations for each, and the
-seed's version. Arguments are checked against the input schema before the
-kernel sees them; any failure is a ColonyError (``call_kernel_tool``) or the
-seed's ``{"error": ...}`` result (``run_kernel_tool``), naming the field when
-the caller was at fault.
+seed's version (one documented extension: an EXECUTE verdict of
+``colony_propose_action`` carries its ``authorization``, which
+``colony_record_outcome`` optionally takes back). Arguments are checked against
+the input schema before the kernel sees them, and a key the schema does not
+declare is refused (so the kernel's in-process extensions, such as
+``side_effecting``, cannot be sent over MCP); any failure is a ColonyError
+(``call_kernel_tool``) or the seed's ``{"error": ...}`` result
+(``run_kernel_tool``), naming the field when the caller was at fault.
 """
 
 from __future__ import annotations
@@ -51,6 +55,12 @@ class KernelTool:
         """Raise KernelInputError naming every field that does not fit the input schema."""
         missing = [name for name in self.input_schema.get("required", []) if name not in arguments]
         problems = [FieldError(field=name, message="required argument is missing") for name in missing]
+        declared = self.input_schema.get("properties", {})
+        problems += [
+            FieldError(field=str(name), message="unknown argument", expected=", ".join(declared) or "no arguments")
+            for name in arguments
+            if name not in declared
+        ]
         problems += [
             _field_error(error)
             for error in self.validator.iter_errors(dict(arguments))
@@ -109,12 +119,16 @@ def _field_error(error: Any) -> FieldError:
 def _propose(kernel: ColonyKernel, arguments: dict[str, Any]) -> Any:
     from colony.kernel import ProposeActionRequest
 
-    return kernel.propose_action(ProposeActionRequest(**arguments)).seed_dict()
+    verdict = kernel.propose_action(ProposeActionRequest(**arguments))
+    # Extension: an EXECUTE carries its authorization, which the agent's colony_record_outcome brings back.
+    return verdict.seed_dict() | ({"authorization": verdict.authorization} if verdict.authorization else {})
 
 
 def _record(kernel: ColonyKernel, arguments: dict[str, Any]) -> Any:
     from colony.kernel import RecordOutcomeRequest
 
+    # Seed 001's unattested path, unless the caller brings the EXECUTE verdict's authorization (an extension);
+    # an unattested report still settles the agent's open reservation for the same action and target.
     authorization = arguments.pop("authorization", None)
     return kernel.record_outcome(RecordOutcomeRequest(**arguments), authorization=authorization).seed_dict()
 

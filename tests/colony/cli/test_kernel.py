@@ -63,3 +63,25 @@ def test_bad_input_is_a_clear_error(tmp_path: Path) -> None:
     assert (error["type"], error["errors"][0]["field"]) == ("KernelInputError", "evidence")
     (tmp_path / "list.json").write_text("[1]")
     assert "JSON object" in runner.invoke(app, ["kernel", "propose", str(tmp_path / "list.json")]).output
+
+
+def test_tick_with_a_key_applies_once() -> None:
+    assert _json("tick", "--key", "scheduled-2026-07-01T00:00")["tick_count"] == 1
+    assert _json("tick", "--key", "scheduled-2026-07-01T00:00")["tick_count"] == 1
+    assert _json("tick")["tick_count"] == 2
+    bad = runner.invoke(app, ["kernel", "tick", "--key", " ", "--json"])
+    assert bad.exit_code == 1 and json.loads(bad.output)["error"]["errors"][0]["field"] == "key"
+
+
+def test_status_shows_reserved_next_to_used(colony_home: Path) -> None:
+    from colony.kernel import ColonyKernel
+
+    kernel = ColonyKernel.from_env()
+    kernel.set_trust("repair-agent-42", 0.3)
+    proposal = {**PROPOSAL, "evidence": '{"tests": ["t"]}', "budget_estimate": {"llm_calls": 3, "runtime_seconds": 7}}
+    assert kernel.propose_action(proposal).decision.value == "execute"
+    kernel.close()
+    assert _json("status")["budget_usage"]["llm_calls"] == {"used": 0.0, "reserved": 3.0, "max": 500.0}
+    table = runner.invoke(app, ["kernel", "status"], env={"COLUMNS": "200"})
+    row = next(line for line in table.output.splitlines() if "llm_calls" in line)
+    assert row.replace("│", " ").split() == ["llm_calls", "0", "3", "0", "500"]  # used, reserved, expired, max

@@ -42,6 +42,23 @@ def kernel(settings: KernelSettings, clock: FakeClock) -> Iterator[ColonyKernel]
     instance.close()
 
 
+@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
+def database_url(request: pytest.FixtureRequest, colony_home: Path) -> str:
+    """A fresh kernel database: a SQLite file, then a PostgreSQL database (the store suite runs on both)."""
+    if request.param == "sqlite":
+        return f"sqlite:///{colony_home / 'shared.db'}"
+    url: str = request.getfixturevalue("postgres_url")
+    return url
+
+
+@pytest.fixture
+def any_kernel(database_url: str, clock: FakeClock) -> Iterator[ColonyKernel]:
+    """A kernel on each database in turn, with the test's clock."""
+    instance = ColonyKernel(KernelSettings(database_url=database_url, budget_llm_calls=10), clock=clock)
+    yield instance
+    instance.close()
+
+
 def good_plan(**overrides: object) -> dict[str, object]:
     """A proposal no vector objects to."""
     plan: dict[str, object] = {

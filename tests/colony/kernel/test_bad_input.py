@@ -37,7 +37,7 @@ def _rows(kernel: ColonyKernel) -> tuple[int, int, int, int]:
         ({"evidence": "[1, 2]"}, "evidence"),
         ({"evidence": "x" * 100_001}, "evidence"),
         ({"budget_estimate": {"gpus": 1}}, "budget_estimate"),
-        ({"budget_estimate": {"llm_calls": -1}}, "budget_estimate"),
+        ({"budget_estimate": {"llm_calls": -1}}, "budget_estimate.llm_calls"),
         ({"side_effecting": "maybe"}, "side_effecting"),
         ({"colour": "blue"}, "colour"),
     ],

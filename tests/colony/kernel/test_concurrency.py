@@ -6,7 +6,6 @@ Never an overspend, no lost or duplicated consequence, trust consistent with the
 from __future__ import annotations
 
 import multiprocessing
-from pathlib import Path
 
 import pytest
 from sqlalchemy import select
@@ -19,14 +18,6 @@ PROCESSES = 4
 ROUNDS = 12
 BUDGET = 15
 AGENTS = ["ant-a", "ant-b", "ant-c"]
-
-
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def database_url(request: pytest.FixtureRequest, colony_home: Path) -> str:
-    if request.param == "sqlite":
-        return f"sqlite:///{colony_home / 'shared.db'}"
-    url: str = request.getfixturevalue("postgres_url")
-    return url
 
 
 def test_processes_never_overspend_nor_lose_records(database_url: str) -> None:

@@ -19,7 +19,16 @@ PROMISED = {
     "Role",
     "AttestationMode",
 }
-EXTENSIONS = {"ConsequenceRecord", "DecayRate", "FalsificationFinding", "PruningCandidate", "SignalSource"}
+EXTENSIONS = {
+    "ActionKind",
+    "ConsequenceKind",
+    "ConsequenceRecord",
+    "DecayRate",
+    "FalsificationFinding",
+    "ProposalCounts",
+    "PruningCandidate",
+    "SignalSource",
+}
 
 
 def test_exported_names() -> None:

@@ -114,7 +114,7 @@ def test_severity_score_is_the_mean_weight() -> None:
         (json.dumps({"evidence": "{oops"}), "plan_json.evidence"),
         (json.dumps({"evidence": [1]}), "plan_json.evidence"),
         (json.dumps({"budget_estimate": {"gpus": 1}}), "plan_json.budget_estimate"),
-        (json.dumps({"budget_estimate": {"llm_calls": -1}}), "plan_json.budget_estimate"),
+        (json.dumps({"budget_estimate": {"llm_calls": -1}}), "plan_json.budget_estimate.llm_calls"),
         (json.dumps({"rationale": "x" * 200_000}), "plan_json"),
     ],
 )

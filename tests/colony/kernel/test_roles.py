@@ -33,7 +33,9 @@ def test_three_good_outcomes_make_a_repair_ant(kernel: ColonyKernel) -> None:
     assert kernel.agent_profile("ant").trust_score == 0.302
     demoted = kernel.record_outcome({**REPORT, "tests_passed": False, "human_feedback": -1.0})
     assert (demoted.trust_score, demoted.role) == (0.242, Role.SANDBOX)
-    assert kernel.agent_profile("ant").accepted_proposals == 3
+    # reports with no proposal behind them move trust and history, never the proposal counters
+    profile = kernel.agent_profile("ant")
+    assert (profile.total_proposals, profile.accepted_proposals, len(profile.consequence_history)) == (0, 0, 4)
 
 
 def test_history_keeps_the_last_200(kernel: ColonyKernel) -> None:

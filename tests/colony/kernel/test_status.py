@@ -5,6 +5,7 @@ from __future__ import annotations
 from concurrent.futures import ThreadPoolExecutor
 
 from colony.kernel import ColonyKernel
+from tests.colony.kernel.conftest import good_plan
 
 REPORT = {"action_type": "patch_file", "target": "pkg.a", "actual_outcome": "done", "tests_passed": True}
 
@@ -18,10 +19,13 @@ def test_recent_consequences_newest_first(kernel: ColonyKernel) -> None:
 
 def test_many_threads_share_one_kernel(kernel: ColonyKernel) -> None:
     def report(n: int) -> str:
+        kernel.propose_action(good_plan(agent_id="ant", target="pkg.a"))
         return kernel.record_outcome({**REPORT, "agent_id": "ant"}).consequence_id
 
     with ThreadPoolExecutor(max_workers=24) as pool:
         ids = list(pool.map(report, range(48)))
     assert len(set(ids)) == 48
     assert len(kernel.consequence_log("ant")) == 48
-    assert kernel.agent_profile("ant").accepted_proposals == 48
+    counts = kernel.proposal_counts("ant")
+    assert (counts.total, counts.accepted, counts.rejected, counts.held) == (48, 48, 0, 0)
+    assert kernel.status().budget_usage["llm_calls"].reserved == 0

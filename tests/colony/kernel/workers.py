@@ -52,3 +52,71 @@ def propose_and_record(url: str, worker: int, rounds: int, agents: list[str], bu
     finally:
         kernel.close()
     return done
+
+
+def tick_with_key(url: str, key: str) -> int:
+    """One keyed tick in its own process; the tick count it saw."""
+    kernel = ColonyKernel(KernelSettings(database_url=url))
+    try:
+        return kernel.tick(key).tick_count
+    finally:
+        kernel.close()
+
+
+def _kernel_at(url: str, now: float, ttl: float) -> ColonyKernel:
+    settings = KernelSettings(
+        database_url=url, attestation_secret="shared-test-key", attestation_ttl_seconds=ttl, budget_llm_calls=1000
+    )
+    return ColonyKernel(settings, clock=lambda: now)
+
+
+def execute_and_maybe_report(url: str, worker: int, rounds: int, now: float, ttl: float) -> dict[str, list[str]]:
+    """Propose ``rounds`` actions at ``now``; report a third attested, a third unattested, leave a third open."""
+    kernel = _kernel_at(url, now, ttl)
+    agent = f"ant-{worker}"
+    done: dict[str, list[str]] = {"attested": [], "matched": [], "left": []}
+    try:
+        for round_ in range(rounds):
+            target = f"pkg.module{round_}"
+            verdict = kernel.propose_action(
+                {
+                    "agent_id": agent,
+                    "action_type": "patch_file",
+                    "target": target,
+                    "rationale": "Fix the parser regression found by the nightly test run",
+                    "rollback_plan": "git revert the commit",
+                    "evidence": '{"tests": ["tests/test_parser.py"]}',
+                    "budget_estimate": ESTIMATE,
+                }
+            )
+            assert verdict.decision is Decision.EXECUTE and verdict.proposal_id, verdict.reason
+            report = {"agent_id": agent, "action_type": "patch_file", "target": target,
+                      "actual_outcome": "patched", "tests_passed": True}  # fmt: skip
+            if round_ % 3 == 0:
+                kernel.record_outcome(report, authorization=verdict.authorization)
+                done["attested"].append(verdict.proposal_id)
+            elif round_ % 3 == 1:
+                kernel.record_outcome(report)
+                done["matched"].append(verdict.proposal_id)
+            else:
+                done["left"].append(verdict.proposal_id)
+    finally:
+        kernel.close()
+    return done
+
+
+def sweep_later(url: str, worker: int, now: float, ttl: float) -> None:
+    """After the authorizations lapsed: tick, propose (lazy expiry), read the status, all at once with others."""
+    kernel = _kernel_at(url, now, ttl)
+    try:
+        if worker % 3 == 0:
+            kernel.tick()
+        elif worker % 3 == 1:
+            kernel.propose_action(
+                {"agent_id": "late", "action_type": "read_file", "target": "pkg.a", "rationale": "look at the parser",
+                 "rollback_plan": ""}
+            )  # fmt: skip
+        else:
+            kernel.status()
+    finally:
+        kernel.close()

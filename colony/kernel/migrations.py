@@ -1,0 +1,67 @@
+"""Bring an older kernel database up to the current schema, in the transaction that opens it.
+
+Each step adds what its version introduced (columns with their defaults, indexes) and
+fills it in from what the older schema knew. New tables are created by the schema's own
+``create_all`` before the steps run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import Column, Connection, Table, text
+
+from colony.kernel.schema import tables
+
+__all__ = ["migrate"]
+
+# Version 1 did not record when an authorization lapses; it lapsed after the default TTL.
+_V1_TTL_SECONDS = 3600.0
+
+
+def _add_column(connection: Connection, table: Table, column: Column[Any]) -> None:
+    kind = column.type.compile(dialect=connection.dialect)
+    default = column.server_default.arg if column.server_default is not None else None  # type: ignore[attr-defined]
+    suffix = f" NOT NULL DEFAULT '{default}'" if default is not None and not column.nullable else ""
+    connection.execute(text(f"ALTER TABLE {table.name} ADD COLUMN {column.name} {kind}{suffix}"))
+
+
+def _to_2(connection: Connection) -> None:
+    """Proposal counters by state, reservation expiry, expiry in history and ledger, tick keys."""
+    agents, proposals, consequences = tables.agents, tables.proposals, tables.consequences
+    budget = tables.budget_periods
+    for table, names in (
+        (agents, ("rejected_proposals", "held_proposals", "unreported_rejections")),
+        (proposals, ("expires_at", "reservation")),
+        (budget, ("llm_calls_expired", "runtime_seconds_expired")),
+        (consequences, ("kind",)),
+    ):
+        for name in names:
+            _add_column(connection, table, table.c[name])
+    # Counters: an outcome without a proposal used to count as accepted; keep accepted <= total.
+    connection.execute(
+        text(
+            "UPDATE colony_agents SET accepted_proposals = CASE WHEN accepted_proposals > total_proposals "
+            "THEN total_proposals ELSE accepted_proposals END"
+        )
+    )
+    connection.execute(text("UPDATE colony_agents SET rejected_proposals = total_proposals - accepted_proposals"))
+    # Reservations: consumed ones are settled; the others lapse with their authorization, as now.
+    connection.execute(
+        text(
+            "UPDATE colony_proposals SET reservation = CASE WHEN consumed_at IS NULL THEN 'open' ELSE 'settled' END, "
+            f"expires_at = created_at + {_V1_TTL_SECONDS} WHERE decision = 'execute' AND period IS NOT NULL"
+        )
+    )
+    for index in proposals.indexes:
+        if index.name and index.name.startswith("ix_colony_proposals_open"):
+            index.create(connection, checkfirst=True)
+
+
+_STEPS = {1: _to_2}
+
+
+def migrate(connection: Connection, found: int, target: int) -> None:
+    """Run every step from version ``found`` to ``target`` inside the caller's transaction."""
+    for version in range(found, target):
+        _STEPS[version](connection)

@@ -1,0 +1,139 @@
+"""Reservations in flight: an EXECUTE verdict's budget hold, settled by its outcome or expired with its authorization.
+
+A proposal row's ``reservation`` is ``open`` from its EXECUTE verdict until one of:
+
+- **settled**: an outcome report consumed it, attested (its authorization) or matched
+  (an unattested report by the same agent for the same action type and target takes the
+  oldest such open reservation whose authorization is still valid);
+- **expired**: its authorization's time ran out first. :meth:`Reservations.expire_due`
+  releases the held budget, counts the amount as expired in its period, moves the
+  proposal from held to rejected and writes an ``expiry`` entry in the agent's history.
+  The tick runs it, and so does any proposal or status that finds a lapsed reservation.
+
+Each change is one conditional ``UPDATE ... WHERE reservation = 'open'``, so a
+reservation is settled or expired once, whichever process gets there first.
+"""
+
+from __future__ import annotations
+
+import uuid
+from collections import defaultdict
+from typing import Any
+
+from sqlalchemy import Connection, bindparam, literal_column, select, update
+
+from colony.kernel.consequences import ConsequenceMemory
+from colony.kernel.ledger import BUDGET_DIMENSIONS, ResourceLedger
+from colony.kernel.models import ConsequenceKind, ConsequenceRecord
+from colony.kernel.roles import RoleAdapter
+from colony.kernel.store import Prepared, tables
+
+__all__ = ["EARLIEST_EXPIRY", "OPEN", "Reservations", "held_by"]
+
+_P = tables.proposals
+OPEN, SETTLED, EXPIRED = "open", "settled", "expired"
+# Literals, not parameters, so the planner uses the partial indexes on open reservations.
+_IS_OPEN = _P.c.reservation == literal_column(f"'{OPEN}'")
+EARLIEST_EXPIRY = select(_P.c.expires_at).where(_IS_OPEN).order_by(_P.c.expires_at).limit(1).scalar_subquery()
+_EXPIRE = Prepared(
+    update(_P)
+    .where(_IS_OPEN)
+    .where(_P.c.expires_at <= bindparam("now"))
+    .values(reservation=literal_column(f"'{EXPIRED}'"))
+    .returning(*_P.c)
+)
+_MATCH = Prepared(
+    select(_P.c.proposal_id)
+    .where(_IS_OPEN)
+    .where(_P.c.agent_id == bindparam("agent"))
+    .where(_P.c.action_type == bindparam("action"))
+    .where(_P.c.target == bindparam("target"))
+    .where(_P.c.expires_at > bindparam("now"))
+    .order_by(_P.c.created_at)
+    .limit(1)
+    .with_for_update(skip_locked=True)
+)
+_TAKE = Prepared(
+    update(_P)
+    .where(_P.c.proposal_id == bindparam("proposal"))
+    .where(_IS_OPEN)
+    .values(reservation=literal_column(f"'{SETTLED}'"), consumed_at=bindparam("now"))
+    .returning(*_P.c)
+)
+
+
+def held_by(row: dict[str, Any]) -> dict[str, float]:
+    """What a proposal row reserved, by ledger dimension."""
+    return {name: float(row[f"reserved_{name}"]) for name in BUDGET_DIMENSIONS}
+
+
+class Reservations:
+    """Settle and expire reservations; every method works inside a caller's transaction."""
+
+    def __init__(self, ledger: ResourceLedger, roles: RoleAdapter) -> None:
+        self.ledger = ledger
+        self.roles = roles
+
+    @staticmethod
+    def earliest_expiry(connection: Connection) -> float | None:
+        """When the first open reservation lapses (None when none is open)."""
+        return connection.execute(select(EARLIEST_EXPIRY)).scalar()
+
+    @staticmethod
+    def match(
+        connection: Connection, agent_id: str, action_type: str, target: str, now: float
+    ) -> dict[str, Any] | None:
+        """Take the agent's oldest valid open reservation for ``action_type`` at ``target``; its row, or None."""
+        keys = {"agent": agent_id, "action": action_type, "target": target, "now": now}
+        for _ in range(3):  # another process may take the candidate between the two statements
+            found = _MATCH.all(connection, keys)
+            if not found:
+                return None
+            taken = _TAKE.all(connection, {"proposal": found[0]["proposal_id"], "now": now})
+            if taken:
+                return taken[0]
+        return None
+
+    def expire_due(self, connection: Connection, now: float) -> int:
+        """Expire every open reservation whose authorization has lapsed by ``now``; how many expired.
+
+        Locks rows in the kernel's one order: proposals, budget periods (ascending), agents (by id).
+        """
+        lapsed = _EXPIRE.all(connection, {"now": now})
+        if not lapsed:
+            return 0
+        by_period: dict[int, dict[str, float]] = defaultdict(lambda: dict.fromkeys(BUDGET_DIMENSIONS, 0.0))
+        by_agent: dict[str, list[dict[str, Any]]] = defaultdict(list)
+        for row in lapsed:
+            for name, amount in held_by(row).items():
+                by_period[row["period"]][name] += amount
+            by_agent[row["agent_id"]].append(row)
+        for period in sorted(by_period):
+            self.ledger.release(connection, period, by_period[period])
+        for agent_id in sorted(by_agent):
+            rows = sorted(by_agent[agent_id], key=lambda row: (row["expires_at"], row["proposal_id"]))
+            profile = self.roles.expire(connection, agent_id, len(rows), now)
+            for row in rows:
+                ConsequenceMemory.store(connection, _expiry_record(row, profile.trust, now))
+        return len(lapsed)
+
+
+def _expiry_record(row: dict[str, Any], trust: float, now: float) -> ConsequenceRecord:
+    held = ", ".join(f"{name} {amount:g}" for name, amount in held_by(row).items())
+    return ConsequenceRecord(
+        consequence_id=str(uuid.uuid4()),
+        proposal_id=row["proposal_id"],
+        agent_id=row["agent_id"],
+        action_type=row["action_type"],
+        target=row["target"],
+        actual_outcome=(
+            f"no outcome was recorded before the authorization expired at {row['expires_at']:.0f}; "
+            f"its reservation ({held}) was released"
+        ),
+        tests_passed=False,
+        human_feedback=0.0,
+        trust_before=trust,
+        trust_after=trust,
+        recorded_at=now,
+        kind=ConsequenceKind.EXPIRY,
+    )
