@@ -13,6 +13,7 @@ from datetime import UTC, datetime
 from prefect import flow, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
+from prefect.context import FlowRunContext
 from prefect.variables import Variable
 
 from blocks import load_kernel_settings
@@ -85,7 +86,12 @@ def publish_status(status: ColonyStatus) -> None:
 
 @flow(name="colony-tick")
 def colony_tick() -> ColonyStatus:
-    """Advance the colony one tick and publish its status."""
-    status = tick(load_kernel_settings())
+    """Advance the colony one tick and publish its status.
+
+    The tick is keyed by the flow run, so a retry of a crashed run does not tick twice.
+    """
+    context = FlowRunContext.get()
+    key = f"flow-run:{context.flow_run.id}" if context and context.flow_run else None
+    status = tick(load_kernel_settings(), key)
     publish_status(status)
     return status

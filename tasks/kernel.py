@@ -72,9 +72,9 @@ def record(
 
 
 @task(name="colony.tick", tags={"colony", "kernel"}, cache_policy=NO_CACHE, **_RETRY)
-def tick(settings: KernelSettings | None = None) -> ColonyStatus:
-    """Advance the colony one tick (evaporation, expiry) and return its status."""
-    return kernel_for(settings).tick()
+def tick(settings: KernelSettings | None = None, key: str | None = None) -> ColonyStatus:
+    """Advance the colony one tick (evaporation, expiry) and return its status; once per ``key``."""
+    return kernel_for(settings).tick(key=key)
 
 
 @task(name="colony.status", tags={"colony", "kernel"}, cache_policy=NO_CACHE, **_RETRY)
