@@ -63,7 +63,7 @@ class FdtdSweep(HPCToolCapability):
 
     spec = ToolSpec(
         name="fdtd_sweep",
-        version="1.1.1",
+        version="1.1.2",
         description=(
             "Reflectance and transmittance of a lossless dielectric slab for a Gaussian pulse, "
             "one 1-D FDTD simulation per relative permittivity, run as an AWS Batch job."

@@ -83,7 +83,7 @@ class ShellExec(SandboxToolCapability):
 
     spec = ToolSpec(
         name="shell_exec",
-        version="1.0.2",
+        version="1.0.3",
         description=(
             "Run a POSIX shell snippet (busybox sh with awk, sed, grep, sort, uniq, wc, tr, cut, ...) "
             "over text given as stdin and input files; returns stdout, stderr, the exit code and "
