@@ -68,17 +68,24 @@ def _side_effecting(cls: type[ToolCapability], action: str) -> bool:
     return cls.side_effecting if declared is None else declared
 
 
+_governed: dict[tuple[type[ToolCapability], str], bool] = {}
+
+
 def is_governed(cls: type[ToolCapability], action: str) -> bool:
     """Whether a call of ``action`` passes the gate: it changes the world, or spends money or shared capacity.
 
     An HPC job or a paid call is budgeted by the gate even when it writes nothing the caller owns.
-    The preconditions report is a read of the tool's own state, never governed.
+    The preconditions report is a read of the tool's own state, never governed. Decided once per
+    class and action (both are fixed when the class is created).
     """
-    if action == "check_preconditions":
-        return False
-    spec = cls.spec
-    costly = spec.execution_locality is ExecutionLocality.HPC or spec.cost_model.usd_per_call > 0
-    return _side_effecting(cls, action) or costly
+    key = (cls, action)
+    governed = _governed.get(key)
+    if governed is None:
+        spec = cls.spec
+        costly = spec.execution_locality is ExecutionLocality.HPC or spec.cost_model.usd_per_call > 0
+        governed = action != "check_preconditions" and (_side_effecting(cls, action) or costly)
+        _governed[key] = governed
+    return governed
 
 
 class Catalog:

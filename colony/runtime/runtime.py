@@ -67,12 +67,14 @@ class Runtime:
         action = tool.action(request.action)
         permit(principal, tool)
         acting = principal.acting_for(request.agent_id)
-        checked = validate(tool, action, arguments)
+        governed = tool.governed(action) or request.approval_required
+        if governed:  # a pure call is validated by the action itself; a governed one before the gate sees it
+            arguments = validate(tool, action, arguments)
         for requirement in tool.cls.spec.secrets:
             resolve_secret(requirement)
-        if tool.governed(action) or request.approval_required:
-            return await self.governor.govern(tool, action, checked, request, acting, verify)
-        execution = await self.executor.run(tool, action, checked, None)
+        if governed:
+            return await self.governor.govern(tool, action, arguments, request, acting, verify)
+        execution = await self.executor.run(tool, action, arguments, None)
         return CallOutcome(
             status=CallStatus.EXECUTED,
             tool=tool.name,
