@@ -3,7 +3,10 @@
 ``create_app(settings)`` builds it; ``colony hpc serve`` runs it with uvicorn.
 Each token is a principal (``colony.hpc.auth``); a job belongs to the
 principal that created it, and a route reaches only the caller's own jobs
-(an operator may name another ``owner``). Job names in paths are checked
+(an operator may name another ``owner``). Submitting spends shared Batch
+capacity, so it needs ``hpc:submit`` (``SUBMIT_CAPABILITY``): Colony's own
+service token holds it, and an agent reaches Batch through a governed call
+of the HPC tool, which the gate budgets first. Job names in paths are checked
 against the Batch name pattern before anything else runs. Errors answer
 ``{"error": {...}}`` with the Colony error's fields (an AWS error keeps its
 ``code``), and a status that says whose fault it was.
@@ -35,7 +38,7 @@ from colony.hpc.models import (
 )
 from colony.hpc.settings import HPCSettings
 
-__all__ = ["create_app", "status_for"]
+__all__ = ["SUBMIT_CAPABILITY", "create_app", "status_for"]
 
 _NOT_FOUND_CODES = frozenset({"NoSuchKey", "NoSuchBucket", "NoSuchUpload", "NotFound", "404"})
 _DENIED_CODES = frozenset({"AccessDenied", "AccessDeniedException", "InvalidAccessKeyId", "SignatureDoesNotMatch"})
@@ -82,6 +85,8 @@ Owner = Annotated[
     Query(min_length=1, max_length=256, description="Whose job (operators only); the caller's own when omitted."),
 ]
 
+
+SUBMIT_CAPABILITY = "hpc:submit"
 
 def create_app(settings: HPCSettings, backend: BatchBackend | None = None) -> FastAPI:
     """The service's ASGI app, for ``settings`` (a token or a token table is required)."""
@@ -148,6 +153,12 @@ def create_app(settings: HPCSettings, backend: BatchBackend | None = None) -> Fa
     @app.post("/v1/jobs/{name}/submit")
     def submit_job(caller: Caller, name: JobName, owner: Owner = None) -> JobStatus:
         """Submit the job to AWS Batch; a repeat returns the same Batch job."""
+        if not (caller.operator or caller.allows(SUBMIT_CAPABILITY)):
+            raise HPCRequestError(
+                f"submitting spends shared capacity and needs the capability {SUBMIT_CAPABILITY!r}: "
+                "call the HPC tool through Colony, whose gate budgets the job first",
+                status_code=403,
+            )
         return jobs.submit(resolve_owner(caller, owner), name)
 
     @app.get("/v1/jobs/{name}")

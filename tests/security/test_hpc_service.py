@@ -16,8 +16,9 @@ from colony.hpc.parts import MAX_OBJECT_BYTES, MIB, TIB
 from tests.services.hpc import TOKEN, HPCStack
 
 TABLE = {
-    "alice-token": {"agent": "alice", "capabilities": ["tool:echo"]},
-    "bob-token": {"agent": "bob", "capabilities": ["tool:*"], "operator": False},
+    "alice-token": {"agent": "alice", "capabilities": ["tool:echo", "hpc:submit"]},
+    "bob-token": {"agent": "bob", "capabilities": ["tool:*", "hpc:submit"], "operator": False},
+    "agent-token": {"agent": "dave", "capabilities": ["tool:*"]},
     "ops-token": {"agent": "ops", "capabilities": [], "operator": True},
     "narrow-token": {"agent": "carol", "capabilities": ["tool:other"]},
 }
@@ -172,3 +173,11 @@ async def test_the_part_size_grows_instead_of_the_url_count(start_hpc: Callable[
     assert (await stack.client.submit("grown")).batch_job_id
     head = stack.aws.client("s3").head_object(Bucket="colony-hpc", Key=stack.key("grown", "inputs/in-1.bin"))
     assert head["ContentLength"] == size
+
+
+async def test_an_agent_token_cannot_submit_a_batch_job_around_the_gate(shared: HPCStack) -> None:
+    agent = client_for(shared, "agent-token")
+    await agent.create_job(request())
+    with pytest.raises(HPCRequestError, match="hpc:submit") as refused:
+        await agent.submit("echo-1")
+    assert refused.value.status_code == 403
