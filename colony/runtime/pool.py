@@ -1,16 +1,14 @@
 """ToolPool: the one owner of tool instances in a process, and the one place that shuts them down.
 
 Every surface and flow in a process shares the pool, so a sandboxed tool runs in
-one container per process, not one per surface. Leaving the pool (a ``with``
-block, a server's lifespan, ``colony mcp`` on SIGTERM) shuts every instance
-down, so no container outlives its process.
+one container per process, not one per surface. ``Runtime.aclose`` shuts every
+instance down (a server's lifespan, ``colony mcp`` on SIGTERM, the CLI after its
+call), so no container outlives its process.
 """
 
 from __future__ import annotations
 
-import asyncio
 import threading
-from types import TracebackType
 from typing import TYPE_CHECKING
 
 from colony.errors import ColonyError
@@ -38,9 +36,6 @@ class ToolPool:
                     instance = self._instances[cls] = cls()
         return instance
 
-    def __len__(self) -> int:
-        return len(self._instances)
-
     async def shutdown(self) -> None:
         """Shut every instance down, even if one fails; then report the failures together."""
         with self._lock:
@@ -53,22 +48,3 @@ class ToolPool:
                 errors.append(f"{instance.capability_name()}: {type(error).__name__}: {error}")
         if errors:
             raise ColonyError(f"{len(errors)} tool shutdown(s) failed: {'; '.join(errors)}")
-
-    def close(self) -> None:
-        """``shutdown`` for synchronous code (no event loop running in this thread)."""
-        if self._instances:
-            asyncio.run(self.shutdown())
-
-    def __enter__(self) -> ToolPool:
-        return self
-
-    def __exit__(self, *_: object) -> None:
-        self.close()
-
-    async def __aenter__(self) -> ToolPool:
-        return self
-
-    async def __aexit__(
-        self, kind: type[BaseException] | None, error: BaseException | None, traceback: TracebackType | None
-    ) -> None:
-        await self.shutdown()
