@@ -88,6 +88,7 @@ Owner = Annotated[
 
 SUBMIT_CAPABILITY = "hpc:submit"
 
+
 def create_app(settings: HPCSettings, backend: BatchBackend | None = None) -> FastAPI:
     """The service's ASGI app, for ``settings`` (a token or a token table is required)."""
     tokens = TokenTable.from_settings(settings)
