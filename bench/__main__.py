@@ -3,7 +3,18 @@
 import importlib
 import sys
 
-MODULES = ["foundation", "tools", "adversarial", "hostile_load", "kernel", "orchestration", "surfaces", "governance", "sandbox", "hpc"]
+MODULES = [
+    "foundation",
+    "tools",
+    "adversarial",
+    "hostile_load",
+    "kernel",
+    "orchestration",
+    "surfaces",
+    "governance",
+    "sandbox",
+    "hpc",
+]
 
 
 def main() -> None:
