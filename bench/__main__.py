@@ -9,6 +9,7 @@ MODULES = [
     "adversarial",
     "hostile_load",
     "kernel",
+    "gate_throughput",
     "orchestration",
     "surfaces",
     "governance",
