@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
@@ -14,6 +14,7 @@ from mcp.server.auth.routes import build_resource_metadata_url, create_protected
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl, TypeAdapter, ValidationError
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
@@ -23,6 +24,7 @@ from colony.runtime.rate_limits import RateLimiter
 from colony.surfaces.definitions import catalog_record, served_definition
 from colony.surfaces.error_mapping import http_headers, http_status
 from colony.surfaces.gateway.body import BodyGuardMiddleware
+from colony.surfaces.gateway.hot_path import HotPath
 from colony.surfaces.gateway.limits import McpAuthEndpoint
 from colony.surfaces.gateway.mcp_methods import StatelessMcpMethods
 from colony.surfaces.gateway.models import ToolCallRequest, ToolCallResponse
@@ -88,12 +90,28 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
             if owned:
                 await runtime.aclose()
 
+    async def tool_call(headers: Headers, raw: bytes) -> JSONResponse:
+        """Run a tool here, on a named peer, or on the first healthy node that has it."""
+        principal = authenticator.authenticate(headers.get("authorization"))
+        body = _parse_tool_call(raw)
+        agent = (headers.get(AGENT_HEADER) or "").strip() or None
+        async with limiter.acquire(principal.agent_id, body.tool_name):
+            routed = await router.call(body, principal, agent)
+        answer: dict[str, Any] = {"ok": True, "result": routed.result, "node": routed.node}
+        if routed.verdict is not None:
+            answer |= {"verdict": routed.verdict, "outcome": routed.record}
+        return JSONResponse(answer)
+
     app = FastAPI(
         title="Colony gateway",
         summary="Colony's tools over HTTP and MCP, behind capability tokens.",
         version="1",
         lifespan=lifespan,
         telemetry={"tracing": False, "metrics": False, "logs": False},
+    )
+    # Innermost, so every guard below (added after it, so around it) runs first.
+    app.add_middleware(
+        HotPath, method="POST", path="/v1/tool_call", answer=tool_call, on_error=lambda r, e: handle_error(r, e)
     )
     app.add_middleware(
         BodyGuardMiddleware, max_bytes=settings.max_body_bytes, timeout_seconds=settings.body_timeout_seconds
@@ -174,21 +192,14 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
             records.append(record)
         return {"ok": True, "node": settings.node, "tools": records}
 
-    async def tool_call(request: Request) -> JSONResponse:
-        """Run a tool here, on a named peer, or on the first healthy node that has it."""
-        principal = authenticator.authenticate(request.headers.get("authorization"))
-        body = _parse_tool_call(await request.body())
-        agent = (request.headers.get(AGENT_HEADER) or "").strip() or None
-        async with limiter.acquire(principal.agent_id, body.tool_name):
-            routed = await router.call(body, principal, agent)
-        answer: dict[str, Any] = {"ok": True, "result": routed.result, "node": routed.node}
-        if routed.verdict is not None:
-            answer |= {"verdict": routed.verdict, "outcome": routed.record}
-        return JSONResponse(answer)
+    def handle_error(request: Request, error: Exception) -> Awaitable[JSONResponse] | None:
+        """The app's own handler for what a hot-path call raised (None: the server-error handler's)."""
+        if isinstance(error, ColonyError):
+            return colony_error(request, error)
+        if isinstance(error, RequestValidationError):
+            return invalid_request(request, error)
+        return None
 
-    # The hot path is a plain Starlette route: FastAPI's per-request machinery costs
-    # more than the call itself. Its OpenAPI entry is written by _document_tool_call.
-    app.router.routes.insert(0, Route("/v1/tool_call", tool_call, methods=["POST"]))
     _document_tool_call(app, tool_call.__doc__ or "")
     return app
 
@@ -212,7 +223,7 @@ def _parse_tool_call(raw: bytes) -> ToolCallRequest:
 
 
 def _document_tool_call(app: FastAPI, summary: str) -> None:
-    """Publish POST /v1/tool_call (a Starlette route) in the OpenAPI document, with its models."""
+    """Publish POST /v1/tool_call (answered by the HotPath middleware) in the OpenAPI document, with its models."""
     generate = app.openapi
 
     def openapi() -> dict[str, Any]:
