@@ -198,6 +198,8 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
             return colony_error(request, error)
         if isinstance(error, RequestValidationError):
             return invalid_request(request, error)
+        if isinstance(error, StarletteHTTPException):
+            return http_error(request, error)
         return None
 
     _document_tool_call(app, tool_call.__doc__ or "")

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Awaitable, Callable
 
 from starlette.datastructures import Headers
+from starlette.exceptions import HTTPException
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.types import ASGIApp, Receive, Scope, Send
@@ -23,7 +24,7 @@ OnError = Callable[[Request, Exception], Awaitable[Response] | None]
 
 
 class HotPath:
-    """Answers ``method path`` with ``answer(headers, body)``; any other request goes on to ``app``.
+    """Answers ``method path`` with ``answer(headers, body)`` (another method on it: 405); anything else goes on.
 
     ``on_error`` turns an exception ``answer`` raises into its response (the app's
     exception handlers), or returns None to let it propagate (an unexpected error
@@ -38,10 +39,12 @@ class HotPath:
         self.on_error = on_error
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["path"] != self.path or scope["method"] != self.method:
+        if scope["type"] != "http" or scope["path"] != self.path:
             await self.app(scope, receive, send)
             return
         try:
+            if scope["method"] != self.method:
+                raise HTTPException(405, headers={"allow": self.method})
             response = await self.answer(Headers(scope=scope), await read_body(receive))
         except Exception as error:
             handled = self.on_error(Request(scope), error)
