@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
+import anyio
 import httpx
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -81,8 +82,10 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         try:
-            async with manager.run():
+            async with manager.run(), anyio.create_task_group() as group:
+                group.start_soon(runtime.watch_catalog)  # a removed tool's instance is shut down promptly
                 yield
+                group.cancel_scope.cancel()
         finally:
             await http.aclose()
             if owned:
