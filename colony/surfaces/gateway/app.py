@@ -26,6 +26,7 @@ from colony.surfaces.error_mapping import http_headers, http_status
 from colony.surfaces.gateway.body import BodyGuardMiddleware
 from colony.surfaces.gateway.limits import McpAuthEndpoint
 from colony.surfaces.gateway.mcp_methods import StatelessMcpMethods
+from colony.surfaces.gateway.mesh import MeshCatalog, merge
 from colony.surfaces.gateway.models import ToolCallRequest, ToolCallResponse
 from colony.surfaces.gateway.origins import OriginPolicy, TransportGuardMiddleware
 from colony.surfaces.gateway.routing import Router
@@ -78,6 +79,7 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
     )
     http = httpx.AsyncClient()
     router = Router(runtime, settings, http)
+    mesh = MeshCatalog(settings, http)
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
@@ -148,19 +150,34 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
     @app.get("/v1/catalog", tags=["tools"])
     async def catalog(
         request: Request,
-        enrich: Annotated[bool, Query(description="Add each tool's card, MCP definition, pin and node.")] = False,
+        enrich: Annotated[
+            bool,
+            Query(description="Add each tool's card, MCP definition, pin and node, and the peers' tools (a mesh)."),
+        ] = False,
+        local: Annotated[
+            bool, Query(description="With enrich: this node's tools only (what a gateway asks its peers).")
+        ] = False,
         policy_tag: Annotated[list[str] | None, Query(description="Only tools with every one of these tags.")] = None,
         deterministic: Annotated[bool | None, Query(description="Only (non-)deterministic tools.")] = None,
     ) -> dict[str, Any]:
-        """The tools this caller may call here (seed 004's ToolSchema records), filtered by tags and determinism."""
+        """The tools this caller may call (seed 004's ToolSchema records), filtered by tags and determinism.
+
+        With ``enrich=true`` on a gateway with peers this is the mesh catalog: the peers' tools
+        too, one record per tool id and version with every node that serves it (``nodes``), and
+        a ``peers`` section saying which peers answered and what went wrong with the others.
+        """
         principal = authenticator.authenticate(request.headers.get("authorization"))
+
+        def wanted(record: dict[str, Any]) -> bool:
+            if not set(policy_tag or ()) <= set(record["policy_tags"]):
+                return False
+            return deterministic is None or record["deterministic"] is deterministic
+
         records = []
         for tool in runtime.visible_tools(principal):
             definition = served_definition(tool.cls)
             record = catalog_record(tool.cls)
-            if not set(policy_tag or ()) <= set(record["policy_tags"]):
-                continue
-            if deterministic is not None and record["deterministic"] is not deterministic:
+            if not wanted(record):
                 continue
             if enrich:
                 record |= {
@@ -175,7 +192,15 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
                     "definition_sha256": definition.sha256,
                 }
             records.append(record)
-        return {"ok": True, "node": settings.node, "tools": records}
+        if not enrich:
+            return {"ok": True, "node": settings.node, "tools": records}
+        listings = await mesh.peers() if settings.peers and not local else []
+        return {
+            "ok": True,
+            "node": settings.node,
+            "tools": merge(records, listings, principal, wanted),
+            "peers": [listing.status for listing in listings],
+        }
 
     async def tool_call(request: Request) -> JSONResponse:
         """Run a tool here, on a named peer, or on the first healthy node that has it."""
