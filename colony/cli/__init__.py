@@ -30,7 +30,7 @@ def _check_home() -> None:
         if not settings.database_url:
             settings.checked_home()
     except ColonyError as error:
-        Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False)
+        Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
         raise typer.Exit(code=1) from None
 
 

@@ -32,7 +32,7 @@ def mcp(
         notifier = ToolListNotifier()
         server = build_mcp_server(runtime, acting_for=agent, notifier=notifier)
     except ColonyError as error:
-        Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False)
+        Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
         raise typer.Exit(code=1) from None
 
     async def serve() -> None:
@@ -78,7 +78,7 @@ def gateway(
         settings = GatewaySettings.from_env(host=host, port=port)
         app = create_app(settings)
     except ColonyError as error:
-        Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False)
+        Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
         raise typer.Exit(code=1) from None
     if workers == 1:
         uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", **server_options(settings))
