@@ -53,9 +53,12 @@ def build_mcp_server(
         if notifier is not None:
             notifier.remember(ctx)
         principal = _principal(ctx)
+        runtime.catalog.refresh()  # re-read first if the registry file changed (at most once a second)
         key = (principal.capabilities, runtime.catalog.generation)
         listing = listings.get(key)
         if listing is None:
+            if any(generation != key[1] for _, generation in listings):
+                listings.clear()  # listings of an older catalog are never served again
             listing = listings[key] = ListToolsResult(
                 tools=kernel_listing(principal) + catalog_listing(tool.cls for tool in runtime.visible_tools(principal))
             )
