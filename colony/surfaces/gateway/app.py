@@ -26,7 +26,7 @@ from colony.surfaces.error_mapping import http_headers, http_status
 from colony.surfaces.gateway.body import BodyGuardMiddleware
 from colony.surfaces.gateway.limits import McpAuthEndpoint
 from colony.surfaces.gateway.mcp_methods import StatelessMcpMethods
-from colony.surfaces.gateway.mesh import MeshCatalog, merge
+from colony.surfaces.gateway.mesh import merge
 from colony.surfaces.gateway.models import ToolCallRequest, ToolCallResponse
 from colony.surfaces.gateway.origins import OriginPolicy, TransportGuardMiddleware
 from colony.surfaces.gateway.routing import Router
@@ -79,7 +79,7 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
     )
     http = httpx.AsyncClient()
     router = Router(runtime, settings, http)
-    mesh = MeshCatalog(settings, http)
+    mesh = router.mesh
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:

@@ -68,9 +68,10 @@ class MeshCatalog:
 
     async def peers(self) -> list[PeerListing]:
         """Every configured peer's listing, in configuration order, each within the peer timeout."""
-        return list(await asyncio.gather(*(self._listing(peer) for peer in self.settings.peers)))
+        return list(await asyncio.gather(*(self.listing(peer) for peer in self.settings.peers)))
 
-    async def _listing(self, peer: Peer) -> PeerListing:
+    async def listing(self, peer: Peer) -> PeerListing:
+        """``peer``'s own tools, or its status saying why there are none (never raises for the peer's fault)."""
         url = f"{peer.url}/v1/catalog"
         timeout = self.settings.peer_timeout_seconds
         try:

@@ -15,9 +15,10 @@ import httpx
 
 from colony.errors import CallTimeoutError, CapabilityDeniedError, PeerError, ToolInputError, UnknownToolError
 from colony.runtime import CallRequest, Principal, Runtime
+from colony.surfaces.gateway.mesh import MeshCatalog
 from colony.surfaces.gateway.models import ToolCallRequest
 from colony.surfaces.gateway.settings import GatewaySettings, Peer
-from colony.surfaces.peer_answers import read_json_object, tool_call_answer
+from colony.surfaces.peer_answers import tool_call_answer
 
 __all__ = ["Routed", "Router"]
 
@@ -41,6 +42,7 @@ class Router:
         self.runtime = runtime
         self.settings = settings
         self.http = http
+        self.mesh = MeshCatalog(settings, http)
         self._peer_tools: dict[str, tuple[float, frozenset[str]]] = {}
 
     async def call(self, request: ToolCallRequest, principal: Principal, agent: str | None) -> Routed:
@@ -114,12 +116,10 @@ class Router:
         cached = self._peer_tools.get(peer.url)
         if cached is not None and time.monotonic() - cached[0] < _CATALOG_TTL_SECONDS:
             return cached[1]
-        response = await self._send(peer, "GET", "/v1/catalog")
-        body = read_json_object(f"{peer.url}/v1/catalog", response.status_code, response.content)
-        tools = body.get("tools")
-        if not isinstance(tools, list):
-            raise PeerError(f"{peer.url}/v1/catalog did not list tools")
-        names = frozenset(str(tool.get("name")) for tool in tools if isinstance(tool, dict))
+        listing = await self.mesh.listing(peer)  # within the peer timeout and the catalog size cap
+        if listing.status["status"] != "ok":
+            raise PeerError(listing.status["error"])
+        names = frozenset(record["name"] for record in listing.records)
         self._peer_tools[peer.url] = (time.monotonic(), names)
         return names
 

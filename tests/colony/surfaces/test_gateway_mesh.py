@@ -86,3 +86,25 @@ def test_a_peer_lists_only_what_the_callers_tokens_may_route(start_gateway: Star
 
 def tools_version(mesh: dict[str, Any], name: str) -> str:
     return next(str(tool["version"]) for tool in mesh["tools"] if tool["name"] == name)
+
+
+def test_auto_routing_reads_peer_catalogs_within_the_same_bounds(
+    start_gateway: StartGateway, start_misbehaving_peer: StartMisbehavingPeer, tmp_path: Path
+) -> None:
+    peer_b = start_gateway(COLONY_GATEWAY_NODE_ID="node-b")  # the repository's catalog: it has doc_summarize
+    huge, slow = start_misbehaving_peer(), start_misbehaving_peer()
+    huge.answer("/v1/catalog", b" " * 65536, repeat=64)
+    slow.answer("/v1/catalog", {"ok": True, "tools": []}, delay_seconds=30)
+    front = start_gateway(
+        COLONY_REPO_ROOT=str(sample_repo(tmp_path / "repo")),
+        COLONY_GATEWAY_PEERS=f"{huge.url},{slow.url},{peer_b}",
+        COLONY_GATEWAY_PEER_TIMEOUT="2",
+        COLONY_GATEWAY_PEER_CATALOG_MAX_BYTES=str(CAP),
+    )
+    body = {"target": {"kind": "auto"}, "tool_name": "doc_summarize", "tool_args": {"text": "One. Two. Three."}}
+    response = httpx.post(f"{front}/v1/tool_call", json=body, timeout=60)
+    assert response.status_code == 200, response.text
+    assert response.json()["node"] == "node-b"
+    body["tool_name"] = "pdf_render"
+    missing = httpx.post(f"{front}/v1/tool_call", json=body, timeout=60).json()["error"]["message"]
+    assert f"the cap is {CAP} bytes" in missing and "did not answer within 2 s" in missing
