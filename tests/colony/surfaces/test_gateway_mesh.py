@@ -13,6 +13,9 @@ from typing import Any
 
 import httpx
 
+from colony.runtime import Principal
+from colony.surfaces.gateway.mesh import PeerListing, merge
+from colony.surfaces.gateway.settings import Peer
 from tests.colony.surfaces.conftest import UNREACHABLE_PEER
 from tests.colony.surfaces.sample_tools import sample_repo
 from tests.services.gateway import StartGateway
@@ -108,3 +111,23 @@ def test_auto_routing_reads_peer_catalogs_within_the_same_bounds(
     body["tool_name"] = "pdf_render"
     missing = httpx.post(f"{front}/v1/tool_call", json=body, timeout=60).json()["error"]["message"]
     assert f"the cap is {CAP} bytes" in missing and "did not answer within 2 s" in missing
+
+
+def test_merge_keys_on_tool_id_and_version() -> None:
+    def record(name: str, version: str, node: str) -> dict[str, Any]:
+        return {"tool_id": f"tool:{name}", "name": name, "version": version, "node": node, "policy_tags": []}
+
+    local = [record("unit_convert", "1.0.1", "a")]
+    listings = [
+        PeerListing(
+            Peer(url="http://b"), {}, [record("unit_convert", "1.0.1", "b"), record("unit_convert", "2.0.0", "b")]
+        ),
+        PeerListing(
+            Peer(url="http://c"), {}, [record("unit_convert", "2.0.0", "c"), record("shell_exec", "1.0.3", "c")]
+        ),
+    ]
+    merged = merge(local, listings, Principal.of("caller", ["tool:unit_convert"]), lambda _: True)
+    assert [(tool["version"], tool["node"], tool["nodes"]) for tool in merged] == [
+        ("1.0.1", "a", ["a", "b"]),
+        ("2.0.0", "b", ["b", "c"]),
+    ]  # shell_exec: the caller may not route to it
