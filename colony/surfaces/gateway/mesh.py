@@ -26,6 +26,8 @@ from colony.surfaces.peer_answers import read_capped, read_json_object
 
 __all__ = ["MeshCatalog", "PeerListing", "merge"]
 
+_MAX_MESSAGE = 500  # characters of a failing peer's own error message shown in ``peers``
+
 
 class _PeerTool(BaseModel):
     """The fields of a peer's catalog record the mesh relies on; the rest travels as it is."""
@@ -77,7 +79,7 @@ class MeshCatalog:
         try:
             with anyio.fail_after(timeout):  # the whole exchange, however slowly the peer drips its answer
                 catalog = await self._fetch(peer, url)
-        except TimeoutError:
+        except (TimeoutError, httpx.TimeoutException):
             return _failed(peer, "timeout", f"{url} did not answer within {timeout:g} s")
         except httpx.HTTPError as error:
             return _failed(peer, "unreachable", f"{url} is unreachable: {type(error).__name__}: {error}")
@@ -96,7 +98,7 @@ class MeshCatalog:
         body = read_json_object(url, response.status_code, content)
         if response.status_code != 200 or body.get("ok") is not True:
             error = body.get("error")
-            message = error.get("message") if isinstance(error, dict) else None
+            message = str(error.get("message") or "")[:_MAX_MESSAGE] if isinstance(error, dict) else ""
             raise PeerError(f"{url} answered HTTP {response.status_code}" + (f": {message}" if message else ""))
         try:
             return _PeerCatalog.model_validate(body)
