@@ -13,10 +13,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from pydantic import ValidationError
 from sqlalchemy import Connection
 
-from colony.errors import AttestationError, FieldError, KernelInputError
+from colony.errors import AttestationError, KernelInputError
 from colony.kernel.actions import ActionKind, resolve_kind
 from colony.kernel.attestation import Attestor, Claims, load_secret
 from colony.kernel.checks import check_name
@@ -123,16 +122,7 @@ class ColonyKernel:
     @classmethod
     def from_env(cls) -> ColonyKernel:
         """A kernel configured from ``COLONY_*`` environment variables (a bad one is named in the error)."""
-        try:
-            settings = KernelSettings()
-        except ValidationError as error:
-            problems = [
-                FieldError(field=f"COLONY_{'_'.join(map(str, item['loc'])).upper()}", message=item["msg"])
-                for item in error.errors()
-            ]
-            summary = "; ".join(f"{p.field}: {p.message}" for p in problems)
-            raise KernelInputError(f"invalid kernel settings: {summary}", errors=problems) from None
-        return cls(settings)
+        return cls(KernelSettings.from_env())
 
     def close(self) -> None:
         """Release the database connections."""

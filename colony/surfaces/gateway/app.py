@@ -6,6 +6,7 @@ from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
+import anyio
 import httpx
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -27,6 +28,7 @@ from colony.surfaces.gateway.body import BodyGuardMiddleware
 from colony.surfaces.gateway.hot_path import HotPath
 from colony.surfaces.gateway.limits import McpAuthEndpoint
 from colony.surfaces.gateway.mcp_methods import StatelessMcpMethods
+from colony.surfaces.gateway.mesh import merge
 from colony.surfaces.gateway.models import ToolCallRequest, ToolCallResponse
 from colony.surfaces.gateway.origins import OriginPolicy, TransportGuardMiddleware
 from colony.surfaces.gateway.routing import Router
@@ -79,12 +81,15 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
     )
     http = httpx.AsyncClient()
     router = Router(runtime, settings, http)
+    mesh = router.mesh
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         try:
-            async with manager.run():
+            async with manager.run(), anyio.create_task_group() as group:
+                group.start_soon(runtime.watch_catalog)  # a removed tool's instance is shut down promptly
                 yield
+                group.cancel_scope.cancel()
         finally:
             await http.aclose()
             if owned:
@@ -163,19 +168,34 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
     @app.get("/v1/catalog", tags=["tools"])
     async def catalog(
         request: Request,
-        enrich: Annotated[bool, Query(description="Add each tool's card, MCP definition, pin and node.")] = False,
+        enrich: Annotated[
+            bool,
+            Query(description="Add each tool's card, MCP definition, pin and node, and the peers' tools (a mesh)."),
+        ] = False,
+        local: Annotated[
+            bool, Query(description="With enrich: this node's tools only (what a gateway asks its peers).")
+        ] = False,
         policy_tag: Annotated[list[str] | None, Query(description="Only tools with every one of these tags.")] = None,
         deterministic: Annotated[bool | None, Query(description="Only (non-)deterministic tools.")] = None,
     ) -> dict[str, Any]:
-        """The tools this caller may call here (seed 004's ToolSchema records), filtered by tags and determinism."""
+        """The tools this caller may call (seed 004's ToolSchema records), filtered by tags and determinism.
+
+        With ``enrich=true`` on a gateway with peers this is the mesh catalog: the peers' tools
+        too, one record per tool id and version with every node that serves it (``nodes``), and
+        a ``peers`` section saying which peers answered and what went wrong with the others.
+        """
         principal = authenticator.authenticate(request.headers.get("authorization"))
+
+        def wanted(record: dict[str, Any]) -> bool:
+            if not set(policy_tag or ()) <= set(record["policy_tags"]):
+                return False
+            return deterministic is None or record["deterministic"] is deterministic
+
         records = []
         for tool in runtime.visible_tools(principal):
             definition = served_definition(tool.cls)
             record = catalog_record(tool.cls)
-            if not set(policy_tag or ()) <= set(record["policy_tags"]):
-                continue
-            if deterministic is not None and record["deterministic"] is not deterministic:
+            if not wanted(record):
                 continue
             if enrich:
                 record |= {
@@ -190,7 +210,15 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
                     "definition_sha256": definition.sha256,
                 }
             records.append(record)
-        return {"ok": True, "node": settings.node, "tools": records}
+        if not enrich:
+            return {"ok": True, "node": settings.node, "tools": records}
+        listings = await mesh.peers() if settings.peers and not local else []
+        return {
+            "ok": True,
+            "node": settings.node,
+            "tools": merge(records, listings, principal, wanted),
+            "peers": [listing.status for listing in listings],
+        }
 
     def handle_error(request: Request, error: Exception) -> Awaitable[JSONResponse] | None:
         """The app's own handler for what a hot-path call raised (None: the server-error handler's)."""
