@@ -28,7 +28,7 @@ def mcp(
     from colony.surfaces.mcp_server import build_mcp_server, run_stdio
 
     try:
-        runtime = Runtime()
+        runtime = Runtime(isolate_cpu_bound=True)
         notifier = ToolListNotifier()
         server = build_mcp_server(runtime, acting_for=agent, notifier=notifier)
     except ColonyError as error:

@@ -55,7 +55,7 @@ class InProcessExecutor:
     ) -> None:
         self.pool = pool
         self.timeout_seconds = timeout_seconds
-        self.workers = workers or WorkerProcesses()
+        self.workers = workers
 
     async def run(
         self, tool: CatalogTool, action: str, arguments: dict[str, Any], authorization: Authorization | None
@@ -78,7 +78,7 @@ class InProcessExecutor:
             with deadline_scope(self.timeout_seconds) as left, anyio.fail_after(left):
                 if definition.is_async:
                     return await instance.invoke(action, arguments)
-                if tool.cls.cpu_bound:
+                if tool.cls.cpu_bound and self.workers is not None:
                     return await self.workers.run(tool.cls, action, arguments)
                 method = functools.partial(instance.bound_action(action), **arguments)
                 return await anyio.to_thread.run_sync(method, abandon_on_cancel=True)

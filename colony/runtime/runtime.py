@@ -26,6 +26,7 @@ from colony.runtime.governor import GovernanceEvents, Governor, HoldStrategy, Pr
 from colony.runtime.kernels import KernelProvider
 from colony.runtime.pool import ToolPool
 from colony.runtime.principal import Principal
+from colony.runtime.workers import WorkerProcesses
 from colony.secrets import resolve_secret
 
 __all__ = ["Runtime", "check_arguments", "permit", "validate"]
@@ -48,11 +49,15 @@ class Runtime:
         propose: Proposer | None = None,
         timeout_seconds: float = 30.0,
         max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
+        isolate_cpu_bound: bool = False,
     ) -> None:
         self.catalog = catalog or Catalog()
         self.pool = pool or ToolPool()
         self.kernels = kernels or KernelProvider()
-        self.executor = executor or InProcessExecutor(self.pool, timeout_seconds=timeout_seconds)
+        # A server (the gateway, `colony mcp`) runs CPU-bound tools in worker processes, so one caller's
+        # input cannot hold the GIL every other caller needs; a library user's own process runs them in a thread.
+        workers = WorkerProcesses() if isolate_cpu_bound else None
+        self.executor = executor or InProcessExecutor(self.pool, timeout_seconds=timeout_seconds, workers=workers)
         self.governor = Governor(self.kernels, self.executor, on_hold=on_hold, events=events, propose=propose)
         self.max_argument_bytes = max_argument_bytes
         self.catalog.on_change(self._retire_removed)

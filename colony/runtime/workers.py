@@ -3,9 +3,12 @@
 A pure Python action that a caller can make compute for seconds (a schema validator, a
 redactor over the largest text the caps allow) holds the GIL while it runs; in a thread
 it slows every other request of the process and keeps running after its call has timed
-out. A tool that declares ``cpu_bound = True`` therefore runs in a worker process
-(anyio's process pool): the event loop stays free, and a call cancelled at its deadline
-kills its worker.
+out. In a server (``Runtime(isolate_cpu_bound=True)``: the gateway, ``colony mcp``), a
+tool that declares ``cpu_bound = True`` therefore runs in a worker process (anyio's
+process pool): the event loop stays free, and a call cancelled at its deadline kills its
+worker. A library user's own process (the client's local calls, a script) keeps threads:
+a worker starts by re-running the parent's main module, as multiprocessing does, which a
+script without a ``__main__`` guard must not have to know about.
 
     workers = WorkerProcesses()
     result = await workers.run(PiiRedact, "redact_pii", {"text": "..."})

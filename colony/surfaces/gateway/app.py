@@ -64,7 +64,9 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
     settings.check_safe()
     owned = runtime is None
     runtime = runtime or Runtime(
-        timeout_seconds=settings.call_timeout_seconds, max_argument_bytes=settings.max_argument_bytes
+        timeout_seconds=settings.call_timeout_seconds,
+        max_argument_bytes=settings.max_argument_bytes,
+        isolate_cpu_bound=True,
     )
     authenticator = settings.authenticator()
     challenge = 'Bearer realm="colony"'

@@ -32,15 +32,20 @@ def alive(pid: int) -> bool:
     return state not in ("Z", "X")
 
 
-async def test_a_cpu_bound_tool_runs_in_another_process(make_runtime: MakeRuntime) -> None:
-    outcome = await make_runtime().call(CallRequest("spinner", {"seconds": 0.01}), LOCAL_OPERATOR)
+async def test_a_server_runs_a_cpu_bound_tool_in_another_process(make_runtime: MakeRuntime) -> None:
+    outcome = await make_runtime(isolate_cpu_bound=True).call(CallRequest("spinner", {"seconds": 0.01}), LOCAL_OPERATOR)
     assert outcome.status is CallStatus.EXECUTED
     assert outcome.result["pid"] != os.getpid()
 
 
+async def test_a_library_runtime_keeps_it_in_this_process(make_runtime: MakeRuntime) -> None:
+    outcome = await make_runtime().call(CallRequest("spinner", {"seconds": 0.01}), LOCAL_OPERATOR)
+    assert outcome.result["pid"] == os.getpid()
+
+
 async def test_a_cpu_bound_call_past_its_deadline_kills_its_worker(make_runtime: MakeRuntime, tmp_path: Path) -> None:
     pid_file = tmp_path / "worker.pid"
-    runtime = make_runtime(timeout_seconds=3)
+    runtime = make_runtime(timeout_seconds=3, isolate_cpu_bound=True)
     with pytest.raises(CallTimeoutError, match=r"spinner did not finish within 3 s"):
         await runtime.call(CallRequest("spinner", {"seconds": 600, "pid_file": str(pid_file)}), LOCAL_OPERATOR)
     pid = int(pid_file.read_text())
@@ -54,7 +59,7 @@ async def test_a_cpu_bound_call_past_its_deadline_kills_its_worker(make_runtime:
 
 
 async def test_a_workers_errors_arrive_whole(make_runtime: MakeRuntime) -> None:
-    runtime = make_runtime()
+    runtime = make_runtime(isolate_cpu_bound=True)
     with pytest.raises(ToolInputError) as raised:
         await runtime.call(CallRequest("spinner", {"seconds": "long"}), LOCAL_OPERATOR)
     assert [error.field for error in raised.value.errors] == ["seconds"]
