@@ -15,7 +15,6 @@ result (JSON in Colony's result storage) and a ``gated-action-outcome`` artifact
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Any
 
 from prefect import flow
@@ -31,6 +30,7 @@ from flows._approval import ApprovalInput
 from flows._catalog import ToolCall
 from flows._report import as_json, finish, leave_expired_pause, publish
 from flows._runtime import PREFECT_OPERATOR, flow_runtime
+from flows.results import GatedActionSummary, Outcome
 from tasks.kernel import kernel_for
 
 __all__ = [
@@ -69,32 +69,6 @@ class GatedActionRequest(BaseModel):
         default=3600, ge=1, description="How long a held action waits for a person before it is refused."
     )
     approval_poll_seconds: int = Field(default=5, ge=1, description="How often a paused run checks for a decision.")
-
-
-class Outcome(StrEnum):
-    """How a gated action ended."""
-
-    EXECUTED = "executed"
-    FAILED = "failed"
-    REFUSED = "refused"
-    REJECTED = "rejected"
-    TIMED_OUT = "timed_out"
-    HELD = "held"
-
-
-class GatedActionSummary(BaseModel):
-    """What happened to a gated action, for the caller and the Prefect UI."""
-
-    outcome: Outcome = Field(description="How the action ended.")
-    verdict: GateVerdict | None = Field(default=None, description="The gate's verdict (no authorization token).")
-    approval: ApprovalInput | None = Field(default=None, description="The person's decision on a held action.")
-    result: Any = Field(default=None, description="The tool's result, when it ran and succeeded.")
-    error: dict[str, Any] | None = Field(default=None, description="What failed, when something did.")
-    rolled_back: list[str] = Field(default_factory=list, description="Rollback actions that ran.")
-    consequence_id: str | None = Field(default=None, description="The recorded outcome's id.")
-    trust_before: float | None = Field(default=None, description="The agent's trust before the outcome.")
-    trust_after: float | None = Field(default=None, description="The agent's trust after the outcome.")
-    role_after: Role | None = Field(default=None, description="The agent's role after the outcome.")
 
 
 def ending(summary: GatedActionSummary) -> tuple[str, bool]:

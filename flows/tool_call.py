@@ -14,28 +14,17 @@ from typing import Any
 from prefect import flow
 from prefect.states import State
 from prefect.utilities.asyncutils import run_coro_as_sync
-from pydantic import BaseModel, Field
 
 from blocks import load_kernel_settings
 from colony.runtime import CallRequest
 from flows._catalog import ToolCall
 from flows._report import as_json, finish, publish
 from flows._runtime import PREFECT_OPERATOR, flow_runtime
+from flows.results import ToolCallResult
 
 __all__ = ["RESULT_ARTIFACT", "ToolCall", "ToolCallResult", "tool_call"]
 
 RESULT_ARTIFACT = "tool-call-result"
-
-
-class ToolCallResult(BaseModel):
-    """What a tool call returned, and whether it came from the cache."""
-
-    tool: str = Field(description="The tool's name.")
-    version: str = Field(description="The tool's version that answered.")
-    action: str = Field(description="The action that ran.")
-    result: Any = Field(description="The action's result.")
-    cached: bool = Field(description="Whether the result is a cache hit of an earlier identical call.")
-    verdict: dict[str, Any] | None = Field(default=None, description="The gate's verdict, for a governed tool.")
 
 
 @flow(name="tool-call", log_prints=False)
