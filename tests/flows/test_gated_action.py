@@ -5,7 +5,6 @@ Each run ends in a state named for its outcome, with the summary as its result a
 
 from __future__ import annotations
 
-import json
 import threading
 import time
 import uuid
@@ -24,12 +23,9 @@ from prefect.client.schemas.filters import (
 from prefect.events.filters import EventFilter, EventNameFilter, EventRelatedFilter, EventResourceFilter
 from prefect.flow_runs import resume_flow_run
 from prefect.states import State
-from sqlalchemy import select
 
 from colony.errors import ToolInputError
 from colony.kernel import ColonyKernel, Decision, KernelSettings, Role, SignalType
-from colony.kernel.attestation import Claims
-from colony.kernel.schema import tables
 from flows._events import GATE_REFUSED, ROLE_CHANGED
 from flows.gated_action import (
     OUTCOME_ARTIFACT,
@@ -298,32 +294,3 @@ def test_a_refused_run_shows_the_reason_and_unchanged_trust(kernel: ColonyKernel
 )
 def test_each_outcome_names_the_final_state(outcome: Outcome, changes: dict[str, Any], name: str) -> None:
     assert ending(GatedActionSummary(outcome=outcome, **changes)) == (name, outcome is Outcome.EXECUTED)
-
-
-def test_results_are_kept_as_json_without_the_authorization(
-    kernel: ColonyKernel, tmp_path: Path, colony_home: Path
-) -> None:
-    kernel.set_trust("engineer-1", 0.8)
-    summary = run(request(tmp_path / "entry.txt"), "Executed", succeeded=True)
-    assert summary.verdict is not None and summary.verdict.proposal_id is not None
-    token = issued_token(kernel, summary.verdict.proposal_id)
-    files = [path for path in (colony_home / "results").rglob("*") if path.is_file()]
-    assert len(files) >= 2  # the cached verdict and the run's summary, at least
-    for path in files:
-        text = path.read_text()
-        record = json.loads(text)
-        assert record["metadata"]["serializer"]["type"] == "json", path
-        json.loads(record["result"])  # the value itself is JSON too, never a pickle
-        assert token not in text and token.rsplit(".", 1)[1] not in text, path
-    assert kernel.proposal_counts("engineer-1").total == 1
-
-
-def issued_token(kernel: ColonyKernel, proposal_id: str) -> str:
-    """The token the kernel signed for ``proposal_id``, rebuilt from its stored proposal."""
-    proposals = tables.proposals
-    row = kernel.store.run(
-        lambda connection: connection.execute(select(proposals).where(proposals.c.proposal_id == proposal_id)).one()
-    )
-    assert row.token_nonce is not None  # the kernel did issue one
-    claims = Claims(proposal_id, row.agent_id, row.action_type, row.target, row.expires_at, row.token_nonce)
-    return kernel.attestor.sign(claims)
