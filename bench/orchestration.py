@@ -34,7 +34,7 @@ def median_seconds(function: Callable[[], object], rounds: int) -> float:
 def task_overhead() -> None:
     from tasks import action_task
     from tasks.concurrency import for_this_run
-    from tasks.storage import result_location, storage_for
+    from tasks.storage import RESULT_SERIALIZER, result_storage
     from tools.unit_convert import UnitConvert
 
     unit = UnitConvert()
@@ -43,7 +43,7 @@ def task_overhead() -> None:
     def bare_convert(arguments: dict[str, Any]) -> Any:
         return unit.convert_units(**arguments)
 
-    @task(persist_result=True, result_storage=storage_for(result_location()))
+    @task(persist_result=True, result_storage=result_storage(), result_serializer=RESULT_SERIALIZER)
     def bare_persisted_convert(arguments: dict[str, Any]) -> Any:
         return unit.convert_units(**arguments)
 

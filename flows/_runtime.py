@@ -2,9 +2,11 @@
 
 The pipeline and the Governor are the same as on every other surface; here the
 execute step is the action's task (``tasks.executor.TaskExecutor``), the gate is
-asked through the ``colony.propose`` task (cached per flow run, so a suspended run
-that resumes sees the verdict it was given), a HOLD waits for a person in the
-Prefect UI (``flows._approval``), and refusals and role changes are events.
+asked through the ``colony.propose`` task (cached per flow run in Colony's result
+storage, so a suspended run that resumes on any worker sees the verdict it was given;
+the cache holds no token, the kernel signs an EXECUTE's authorization again when the
+action runs), a HOLD waits for a person in the Prefect UI (``flows._approval``), and
+refusals and role changes are events.
 
 A flow runs with the authority of whoever can reach the Prefect API: an operator
 (``PREFECT_OPERATOR``), acting for the agent its request names.
@@ -26,7 +28,7 @@ from flows._approval import wait_for_approval
 from flows._events import emit_gate_refused, emit_role_changed
 from tasks.actions import POOL
 from tasks.executor import TaskExecutor
-from tasks.kernel import kernel_for, propose
+from tasks.kernel import authorize, kernel_for, propose
 
 __all__ = ["PREFECT_OPERATOR", "PrefectEvents", "flow_runtime"]
 
@@ -73,7 +75,7 @@ def flow_runtime(settings: KernelSettings, *, approval_timeout_seconds: int = 36
                 return HoldDecision(approved=decision.approve, reviewer=decision.reviewer, note=decision.note)
 
             async def ask_gate(request: Any) -> Any:
-                return await anyio.to_thread.run_sync(lambda: propose(request, settings))
+                return await anyio.to_thread.run_sync(lambda: authorize(propose(request, settings), request, settings))
 
             runtime = _runtimes[key] = Runtime(
                 _catalog(path),

@@ -8,26 +8,42 @@ or timeout records the refusal. REFUSE ends with the verdict (the kernel laid a 
 signal at the tool). When ``verify`` fails after the action ran, the Governor runs the
 rollback action the capability declares and records the outcome as failed. The call is
 judged on the tool it runs; ``target`` is context for the gate, never instead of it.
+
+The run ends in a state named for the outcome (see ``ending``), with the summary as its
+result (JSON in Colony's result storage) and a ``gated-action-outcome`` artifact.
 """
 
 from __future__ import annotations
 
-from enum import StrEnum
 from typing import Any
 
 from prefect import flow
+from prefect.states import State
 from prefect.utilities.asyncutils import run_coro_as_sync
 from pydantic import BaseModel, ConfigDict, Field
 
 from blocks import load_kernel_settings
-from colony.errors import ColonyError
-from colony.kernel import GateVerdict, Role
-from colony.runtime import CallRequest
+from colony.errors import ColonyError, VerificationError
+from colony.kernel import ColonyKernel, GateVerdict, Role
+from colony.runtime import CallOutcome, CallRequest
 from flows._approval import ApprovalInput
 from flows._catalog import ToolCall
+from flows._report import as_json, finish, leave_expired_pause, publish
 from flows._runtime import PREFECT_OPERATOR, flow_runtime
+from flows.results import GatedActionSummary, Outcome
+from tasks.kernel import kernel_for
 
-__all__ = ["ApprovalInput", "GatedActionRequest", "GatedActionSummary", "Outcome", "gated_action"]
+__all__ = [
+    "OUTCOME_ARTIFACT",
+    "ApprovalInput",
+    "GatedActionRequest",
+    "GatedActionSummary",
+    "Outcome",
+    "ending",
+    "gated_action",
+]
+
+OUTCOME_ARTIFACT = "gated-action-outcome"
 
 
 class GatedActionRequest(BaseModel):
@@ -55,36 +71,41 @@ class GatedActionRequest(BaseModel):
     approval_poll_seconds: int = Field(default=5, ge=1, description="How often a paused run checks for a decision.")
 
 
-class Outcome(StrEnum):
-    """How a gated action ended."""
+def ending(summary: GatedActionSummary) -> tuple[str, bool]:
+    """The final state's name, and whether it is a success.
 
-    EXECUTED = "executed"
-    FAILED = "failed"
-    REFUSED = "refused"
-    REJECTED = "rejected"
-    TIMED_OUT = "timed_out"
-    HELD = "held"
-
-
-class GatedActionSummary(BaseModel):
-    """What happened to a gated action, for the caller and the Prefect UI."""
-
-    outcome: Outcome = Field(description="How the action ended.")
-    verdict: GateVerdict | None = Field(default=None, description="The gate's verdict (no authorization token).")
-    approval: ApprovalInput | None = Field(default=None, description="The person's decision on a held action.")
-    result: Any = Field(default=None, description="The tool's result, when it ran and succeeded.")
-    error: dict[str, Any] | None = Field(default=None, description="What failed, when something did.")
-    rolled_back: list[str] = Field(default_factory=list, description="Rollback actions that ran.")
-    consequence_id: str | None = Field(default=None, description="The recorded outcome's id.")
-    trust_after: float | None = Field(default=None, description="The agent's trust after the outcome.")
-    role_after: Role | None = Field(default=None, description="The agent's role after the outcome.")
+    Only an action that ran and stands ends ``Completed`` ("Executed"). Every other outcome
+    ends ``Failed``, named for what happened, because the action the caller asked for did
+    not happen or did not stand: "Refused" (the gate said no), "Rejected" (a person said no),
+    "Expired" (nobody decided in time), "RolledBack" (the check after it failed and the
+    declared undo ran), "CheckFailed" (the check failed and nothing undid the action),
+    "ToolFailed" (the tool raised or timed out). ``Failed`` rather than ``Cancelled``: a
+    cancellation in Prefect means someone stopped the run from outside, while here the run
+    itself reached its verdict, so failure alerts and filters on the run's state see it.
+    The flow declares no retries, so a ``Failed`` end is final (a retry would re-read the
+    cached verdict and end the same way).
+    """
+    match summary.outcome:
+        case Outcome.EXECUTED:
+            return "Executed", True
+        case Outcome.FAILED if summary.rolled_back:
+            return "RolledBack", False
+        case Outcome.FAILED if summary.error and summary.error["type"] == VerificationError.__name__:
+            return "CheckFailed", False
+        case Outcome.FAILED:
+            return "ToolFailed", False
+        case Outcome.TIMED_OUT:
+            return "Expired", False
+        case other:
+            return other.value.capitalize(), False  # Refused, Rejected, Held
 
 
 @flow(name="gated-action")
-def gated_action(request: GatedActionRequest) -> GatedActionSummary:
-    """Run one tool action through the Colony gate, recording what happened."""
+def gated_action(request: GatedActionRequest) -> State[GatedActionSummary]:
+    """Run one tool action through the Colony gate, recording what happened; the summary is the run's result."""
+    settings = load_kernel_settings()
     runtime = flow_runtime(
-        load_kernel_settings(),
+        settings,
         approval_timeout_seconds=request.approval_timeout_seconds,
         poll_seconds=request.approval_poll_seconds,
     )
@@ -111,7 +132,22 @@ def gated_action(request: GatedActionRequest) -> GatedActionSummary:
 
     outcome = run_coro_as_sync(runtime.call(call, PREFECT_OPERATOR, verify=verify))
     assert outcome is not None
+    summary = _summary(outcome, kernel_for(settings), request.agent_id)
+    name, succeeded = ending(summary)
+    if summary.outcome is Outcome.TIMED_OUT:
+        leave_expired_pause()
+    publish(OUTCOME_ARTIFACT, _markdown(summary, name, request), f"{request.call.tool}: {name}")
+    return finish(summary, name=name, message=_message(summary, name), succeeded=succeeded)
+
+
+def _summary(outcome: CallOutcome, kernel: ColonyKernel, agent_id: str) -> GatedActionSummary:
     record = outcome.record or {}
+    consequence = kernel.consequence(record["consequence_id"]) if record.get("consequence_id") else None
+    if consequence is not None:
+        before: float | None = consequence.trust_before
+    else:  # nothing recorded (a refusal): trust did not move
+        profile = kernel.find_profile(agent_id)
+        before = profile.trust_score if profile else None
     return GatedActionSummary(
         outcome=Outcome(outcome.status.value),
         verdict=GateVerdict.model_validate({k: v for k, v in (outcome.verdict or {}).items() if k in _VERDICT_KEYS})
@@ -122,12 +158,51 @@ def gated_action(request: GatedActionRequest) -> GatedActionSummary:
         error=_error(outcome.error),
         rolled_back=list(outcome.rolled_back),
         consequence_id=record.get("consequence_id"),
-        trust_after=record.get("trust_score"),
+        trust_before=before,
+        trust_after=record.get("trust_score", before),
         role_after=Role(record["role"]) if record.get("role") else None,
     )
 
 
 _VERDICT_KEYS = set(GateVerdict.model_fields) - {"authorization"}
+
+
+def _message(summary: GatedActionSummary, name: str) -> str:
+    if summary.error is not None:
+        return f"{name}: {summary.error['message']}"
+    if summary.approval is not None and not summary.approval.approve:
+        return f"{name} by {summary.approval.reviewer}: {summary.approval.note or 'no note'}"
+    return f"{name}: {summary.verdict.reason}" if summary.verdict else name
+
+
+def _markdown(summary: GatedActionSummary, name: str, request: GatedActionRequest) -> str:
+    """What a person checking the run needs: the verdict and why, what ran, what was recorded."""
+    verdict, approval = summary.verdict, summary.approval
+    rows = {
+        "outcome": f"**{name}**",
+        "agent": request.agent_id,
+        "tool": f"{request.call.tool}.{request.call.action or '(primary action)'}",
+        "verdict": f"{verdict.decision.value} (gate score {verdict.gate_score:.3f})" if verdict else "none",
+        "reason": verdict.reason if verdict else "",
+        "approval": f"{'approved' if approval.approve else 'rejected'} by {approval.reviewer}: {approval.note}"
+        if approval
+        else "none",
+        "rolled back": ", ".join(summary.rolled_back) or "nothing",
+        "consequence": summary.consequence_id or "none recorded",
+        "trust": f"{_trust(summary.trust_before)} -> {_trust(summary.trust_after)}",
+        "role after": summary.role_after.value if summary.role_after else "",
+    }
+    table = "\n".join(f"| {field} | {_cell(value)} |" for field, value in rows.items())
+    title, shown = ("Error", summary.error) if summary.error is not None else ("Tool result", summary.result)
+    return f"# Gated action: {name}\n\n| | |\n|---|---|\n{table}\n\n## {title}\n\n{as_json(shown)}\n"
+
+
+def _cell(value: str) -> str:
+    return value.replace("|", "\\|").replace("\n", " ")
+
+
+def _trust(value: float | None) -> str:
+    return "unknown" if value is None else f"{value:.3f}"
 
 
 def _approval(decision: dict[str, Any]) -> dict[str, Any]:

@@ -2,7 +2,9 @@
 
 A pure tool is validated and run as its task (cached per determinism); a
 side-effecting one passes the gate as the agent the run names, exactly as
-``gated-action`` and every other surface do.
+``gated-action`` and every other surface do. The result is the run's result (JSON in
+Colony's result storage, so the UI and the deployment's caller read it back) and a
+``tool-call-result`` artifact.
 """
 
 from __future__ import annotations
@@ -10,26 +12,19 @@ from __future__ import annotations
 from typing import Any
 
 from prefect import flow
+from prefect.states import State
 from prefect.utilities.asyncutils import run_coro_as_sync
-from pydantic import BaseModel, Field
 
 from blocks import load_kernel_settings
 from colony.runtime import CallRequest
 from flows._catalog import ToolCall
+from flows._report import as_json, finish, publish
 from flows._runtime import PREFECT_OPERATOR, flow_runtime
+from flows.results import ToolCallResult
 
-__all__ = ["ToolCall", "ToolCallResult", "tool_call"]
+__all__ = ["RESULT_ARTIFACT", "ToolCall", "ToolCallResult", "tool_call"]
 
-
-class ToolCallResult(BaseModel):
-    """What a tool call returned, and whether it came from the cache."""
-
-    tool: str = Field(description="The tool's name.")
-    version: str = Field(description="The tool's version that answered.")
-    action: str = Field(description="The action that ran.")
-    result: Any = Field(description="The action's result.")
-    cached: bool = Field(description="Whether the result is a cache hit of an earlier identical call.")
-    verdict: dict[str, Any] | None = Field(default=None, description="The gate's verdict, for a governed tool.")
+RESULT_ARTIFACT = "tool-call-result"
 
 
 @flow(name="tool-call", log_prints=False)
@@ -39,8 +34,8 @@ def tool_call(
     rationale: str | None = None,
     rollback_plan: str | None = None,
     evidence: dict[str, Any] | None = None,
-) -> ToolCallResult:
-    """Run one tool action; bad arguments fail the run with an error naming each field.
+) -> State[ToolCallResult]:
+    """Run one tool action, its result the run's result; bad arguments fail the run with an error naming each field.
 
     Args:
         call: The tool, action and arguments.
@@ -62,7 +57,7 @@ def tool_call(
     outcome = run_coro_as_sync(runtime.call(request, PREFECT_OPERATOR))
     assert outcome is not None
     outcome.raise_for_status()
-    return ToolCallResult(
+    result = ToolCallResult(
         tool=outcome.tool,
         version=outcome.version,
         action=outcome.action,
@@ -70,3 +65,6 @@ def tool_call(
         cached=outcome.cached,
         verdict=outcome.verdict,
     )
+    what = f"{result.tool}.{result.action} {result.version}" + (" (cached)" if result.cached else "")
+    publish(RESULT_ARTIFACT, f"# {what}\n\n{as_json(result.model_dump(mode='json'))}\n", what)
+    return finish(result, name="Completed", message=what, succeeded=True)

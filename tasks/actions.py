@@ -29,7 +29,7 @@ from tasks.policy import (
     retriable,
     retry_condition_for,
 )
-from tasks.storage import result_location, storage_for
+from tasks.storage import RESULT_SERIALIZER, result_location, storage_for
 
 __all__ = ["POOL", "action_task"]
 
@@ -86,6 +86,7 @@ def _build(capability: type[ToolCapability], action: str, policy: ExecutionPolic
         cache_policy=ToolCallCachePolicy(capability=capability, action=action) if cached else NO_CACHE,
         persist_result=cached,
         result_storage=storage_for(location) if cached else None,
+        result_serializer=RESULT_SERIALIZER if cached else None,
         retries=policy.retries if may_retry else 0,
         retry_delay_seconds=policy.retry_delays() if may_retry else 0,
         retry_jitter_factor=policy.jitter_factor if may_retry else None,

@@ -3,8 +3,10 @@
 Each task takes the ``KernelSettings`` to run against (see ``blocks.load_kernel_settings``)
 and reuses one ``ColonyKernel`` per distinct settings in the process. A store failure the
 kernel marks ``retryable`` (a dropped database connection) is retried; a refused or invalid
-request is not. ``propose`` is cached for the flow run, so a suspended flow that restarts
-after a person's decision sees the verdict it was given instead of asking the gate again.
+request is not. ``propose`` is cached for the flow run in Colony's result storage (as JSON),
+so a suspended flow that restarts after a person's decision, on any worker, sees the verdict
+it was given instead of asking the gate again. The cached verdict never holds the signed
+authorization: ``authorize`` asks the kernel for it again when the action is about to run.
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from prefect.cache_policies import INPUTS, NO_CACHE, RUN_ID
 from colony.kernel import (
     ColonyKernel,
     ColonyStatus,
+    Decision,
     GateVerdict,
     KernelSettings,
     OutcomeRecord,
@@ -26,8 +29,9 @@ from colony.kernel import (
     RecordOutcomeRequest,
 )
 from tasks.policy import retry_condition_for
+from tasks.storage import RESULT_SERIALIZER, result_storage
 
-__all__ = ["kernel_for", "propose", "prune_report", "record", "status", "tick"]
+__all__ = ["authorize", "kernel_for", "propose", "prune_report", "record", "status", "tick"]
 
 _kernels: dict[str, ColonyKernel] = {}
 _lock = threading.Lock()
@@ -56,11 +60,30 @@ def kernel_for(settings: KernelSettings | None = None) -> ColonyKernel:
     tags={"colony", "kernel"},
     cache_policy=RUN_ID + INPUTS - "settings",
     persist_result=True,
+    result_serializer=RESULT_SERIALIZER,
     **_RETRY,
 )
+def _propose(request: ProposeActionRequest, settings: KernelSettings | None = None) -> GateVerdict:
+    """Ask the gate for a verdict on a proposal; the result kept is the verdict without its token."""
+    return kernel_for(settings).propose_action(request).model_copy(update={"authorization": None})
+
+
 def propose(request: ProposeActionRequest, settings: KernelSettings | None = None) -> GateVerdict:
-    """Ask the gate for a verdict on a proposal."""
-    return kernel_for(settings).propose_action(request)
+    """The gate's verdict on ``request`` for this flow run (cached in Colony's result storage), without its token."""
+    return _propose.with_options(result_storage=result_storage())(request, settings)
+
+
+def authorize(
+    verdict: GateVerdict, request: ProposeActionRequest, settings: KernelSettings | None = None
+) -> GateVerdict:
+    """``verdict`` with the signed authorization the kernel issued for it, read again from the kernel.
+
+    Not a task: a task's result may be persisted, and a stored token could be replayed.
+    """
+    if verdict.decision is not Decision.EXECUTE or verdict.proposal_id is None:
+        return verdict
+    token = kernel_for(settings).authorization_for(verdict.proposal_id, request)
+    return verdict.model_copy(update={"authorization": token})
 
 
 @task(name="colony.record", tags={"colony", "kernel"}, cache_policy=NO_CACHE, **_RETRY)

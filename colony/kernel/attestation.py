@@ -7,6 +7,10 @@ the nonce with a conditional update in the same transaction that stores the repo
 token is honoured at most once even when two processes race to use it. The update also
 settles the verdict's reservation, so it applies only while the reservation is open: a
 reservation that expired (see reservations.py) took its authorization with it.
+
+The proposal row keeps everything the claims hold, so ``reissue`` signs the same token
+again for a caller that kept only the verdict's proposal id (a flow run resumed elsewhere
+caches the verdict without its token, so no stored result can be replayed).
 """
 
 from __future__ import annotations
@@ -121,6 +125,27 @@ class Attestor:
                     f"the verdict was for {getattr(claims, field)!r}"
                 )
         return claims
+
+    def reissue(
+        self, connection: Connection, proposal_id: str, agent_id: str, action_type: str, target: str, now: float
+    ) -> str | None:
+        """The token issued for ``proposal_id`` while it can still be used, or None when none was issued.
+
+        AttestationError when the proposal is unknown, was for another request, or its
+        authorization was used or has expired.
+        """
+        row = connection.execute(select(_P).where(_P.c.proposal_id == proposal_id)).mappings().first()
+        if row is None:
+            raise AttestationError(f"no verdict was issued for proposal {proposal_id}")
+        if (row["agent_id"], row["action_type"], row["target"]) != (agent_id, action_type, target):
+            raise AttestationError(f"proposal {proposal_id} was for another request")
+        if row["token_nonce"] is None:
+            return None
+        if row["consumed_at"] is not None or row["reservation"] != "open":
+            raise AttestationError(f"the authorization of proposal {proposal_id} was already used or released")
+        if now >= row["expires_at"]:
+            raise AttestationError(f"the authorization of proposal {proposal_id} expired at {row['expires_at']:.0f}")
+        return self.sign(Claims(proposal_id, agent_id, action_type, target, row["expires_at"], row["token_nonce"]))
 
     @staticmethod
     def consume(connection: Connection, claims: Claims, now: float) -> dict[str, Any]:

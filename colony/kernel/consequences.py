@@ -45,6 +45,12 @@ class ConsequenceMemory:
         return [_record(row) for row in rows]
 
     @staticmethod
+    def get(connection: Connection, consequence_id: str) -> ConsequenceRecord | None:
+        """One consequence by its id."""
+        row = connection.execute(select(_C).where(_C.c.consequence_id == consequence_id)).first()
+        return None if row is None else _record(row)
+
+    @staticmethod
     def all_for(connection: Connection, agent_id: str) -> list[ConsequenceRecord]:
         """Every consequence of one agent, oldest first (for audits and consistency checks)."""
         rows = connection.execute(select(_C).where(_C.c.agent_id == agent_id).order_by(_C.c.seq)).all()

@@ -244,6 +244,22 @@ class ColonyKernel:
             self._budget_short_in = None
         return verdict
 
+    def authorization_for(self, proposal_id: str, request: ProposeActionRequest | Mapping[str, Any]) -> str | None:
+        """The signed authorization of ``request``'s EXECUTE verdict again (extension), or None if it had none.
+
+        A caller that keeps a verdict (a cached flow step) keeps it without the token and asks
+        here when it runs the action; AttestationError when it was used, released or expired.
+        """
+        proposal_id = check_name(proposal_id, "proposal_id", 36)
+        request = _coerce(ProposeActionRequest, request)
+        now = self.clock()
+        return self.store.run(
+            lambda connection: self.attestor.reissue(
+                connection, proposal_id, request.agent_id, request.action_type, request.target, now
+            ),
+            write=False,
+        )
+
     # -- consequences ------------------------------------------------------------------------------
 
     def _claims(self, request: RecordOutcomeRequest, authorization: str | None, now: float) -> Claims | None:
@@ -378,6 +394,11 @@ class ColonyKernel:
         """Every consequence the agent reported, oldest first (extension, for audits)."""
         agent_id = check_name(agent_id, "agent_id", 256)
         return self.store.run(lambda connection: ConsequenceMemory.all_for(connection, agent_id), write=False)
+
+    def consequence(self, consequence_id: str) -> ConsequenceRecord | None:
+        """One recorded consequence by its id, or None (extension, for a run's report)."""
+        consequence_id = check_name(consequence_id, "consequence_id", 36)
+        return self.store.run(lambda connection: ConsequenceMemory.get(connection, consequence_id), write=False)
 
     def set_trust(self, agent_id: str, trust: float) -> AgentProfile:
         """Set an agent's trust, and so its role (extension: an operator's override)."""

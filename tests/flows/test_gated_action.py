@@ -1,4 +1,7 @@
-"""gated_action: execute, refuse, hold (approve, reject, timeout) and rollback, on real Prefect."""
+"""gated_action: execute, refuse, hold (approve, reject, timeout) and rollback, on real Prefect.
+
+Each run ends in a state named for its outcome, with the summary as its result and an artifact.
+"""
 
 from __future__ import annotations
 
@@ -10,14 +13,28 @@ from typing import Any
 
 import pytest
 from prefect.client.orchestration import get_client
-from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
+from prefect.client.schemas.filters import (
+    ArtifactFilter,
+    ArtifactFilterFlowRunId,
+    ArtifactFilterKey,
+    FlowRunFilter,
+    FlowRunFilterName,
+)
 from prefect.events.filters import EventFilter, EventNameFilter, EventRelatedFilter, EventResourceFilter
 from prefect.flow_runs import resume_flow_run
+from prefect.states import State
 
 from colony.errors import ToolInputError
 from colony.kernel import ColonyKernel, Decision, KernelSettings, Role, SignalType
 from flows._events import GATE_REFUSED, ROLE_CHANGED
-from flows.gated_action import GatedActionRequest, GatedActionSummary, Outcome, gated_action
+from flows.gated_action import (
+    OUTCOME_ARTIFACT,
+    GatedActionRequest,
+    GatedActionSummary,
+    Outcome,
+    ending,
+    gated_action,
+)
 from flows.tool_call import ToolCall
 from tasks.kernel import kernel_for
 from tests.doubles import CALLS
@@ -46,9 +63,22 @@ def request(path: Path, agent: str = "engineer-1", **changes: Any) -> GatedActio
     return GatedActionRequest(**fields)
 
 
+def run(gated: GatedActionRequest, name: str, *, succeeded: bool = False) -> GatedActionSummary:
+    """Run the flow; its final state must be named ``name``; the summary is the state's result."""
+    state = gated_action(gated, return_state=True)
+    assert (state.name, state.is_completed(), state.is_failed()) == (name, succeeded, not succeeded), state
+    return summary_of(state)
+
+
+def summary_of(state: State[Any]) -> GatedActionSummary:
+    summary = state.result(raise_on_failure=False)
+    assert isinstance(summary, GatedActionSummary), summary
+    return summary
+
+
 def test_execute_runs_the_tool_and_records_an_attested_outcome(kernel: ColonyKernel, tmp_path: Path) -> None:
     kernel.set_trust("engineer-1", 0.8)
-    summary = gated_action(request(tmp_path / "entry.txt"))
+    summary = run(request(tmp_path / "entry.txt"), "Executed", succeeded=True)
     assert summary.outcome is Outcome.EXECUTED and summary.verdict.decision is Decision.EXECUTE
     assert summary.verdict.authorization is None  # the token is not handed back
     assert summary.result == {"path": str(tmp_path / "entry.txt")}
@@ -60,7 +90,7 @@ def test_execute_runs_the_tool_and_records_an_attested_outcome(kernel: ColonyKer
 
 
 def test_refuse_ends_with_the_verdict_and_a_failure_signal(kernel: ColonyKernel, tmp_path: Path) -> None:
-    summary = gated_action(request(tmp_path / "entry.txt", agent="newcomer"))
+    summary = run(request(tmp_path / "entry.txt", agent="newcomer"), "Refused")
     assert summary.outcome is Outcome.REFUSED
     assert summary.verdict.reason == "SANDBOX role: no write-path gate passes"
     assert not (tmp_path / "entry.txt").exists()
@@ -76,7 +106,7 @@ def run_until_paused(gated: GatedActionRequest) -> tuple[threading.Thread, dict[
 
     def run() -> None:
         try:
-            box["summary"] = gated_action.with_options(flow_run_name=name)(gated)
+            box["state"] = gated_action.with_options(flow_run_name=name)(gated, return_state=True)
         except BaseException as error:  # noqa: BLE001 - handed to the test
             box["error"] = error
 
@@ -93,11 +123,11 @@ def run_until_paused(gated: GatedActionRequest) -> tuple[threading.Thread, dict[
     raise AssertionError(f"the run never paused: {box}")
 
 
-def finish(thread: threading.Thread, box: dict[str, Any]) -> GatedActionSummary:
+def finish(thread: threading.Thread, box: dict[str, Any], name: str) -> GatedActionSummary:
     thread.join(timeout=60)
     assert "error" not in box, box.get("error")
-    summary: GatedActionSummary = box["summary"]
-    return summary
+    assert box["state"].name == name, box["state"]
+    return summary_of(box["state"])
 
 
 def test_hold_is_resumed_with_approval_through_the_api(kernel: ColonyKernel, tmp_path: Path) -> None:
@@ -106,7 +136,7 @@ def test_hold_is_resumed_with_approval_through_the_api(kernel: ColonyKernel, tmp
     thread, box, flow_run_id = run_until_paused(request(path, evidence={}))  # no tests: the gate holds
     assert not path.exists()
     resume_flow_run(flow_run_id, run_input={"approve": True, "reviewer": "ops@example.org", "note": "looks right"})
-    summary = finish(thread, box)
+    summary = finish(thread, box, "Executed")
     assert summary.verdict.decision is Decision.HOLD and summary.outcome is Outcome.EXECUTED
     assert summary.approval is not None and summary.approval.reviewer == "ops@example.org"
     assert path.read_text() == "figures"
@@ -119,7 +149,7 @@ def test_hold_rejected_records_the_refusal(kernel: ColonyKernel, tmp_path: Path)
     path = tmp_path / "entry.txt"
     thread, box, flow_run_id = run_until_paused(request(path, evidence={}))
     resume_flow_run(flow_run_id, run_input={"approve": False, "reviewer": "ops@example.org", "note": "not today"})
-    summary = finish(thread, box)
+    summary = finish(thread, box, "Rejected")
     assert summary.outcome is Outcome.REJECTED and not path.exists()
     [consequence] = kernel.consequence_log("engineer-1")
     assert not consequence.tests_passed and consequence.human_feedback == -1.0
@@ -129,7 +159,7 @@ def test_hold_rejected_records_the_refusal(kernel: ColonyKernel, tmp_path: Path)
 
 def test_hold_times_out_into_a_refusal(kernel: ColonyKernel, tmp_path: Path) -> None:
     kernel.set_trust("engineer-1", 0.8)
-    summary = gated_action(request(tmp_path / "entry.txt", evidence={}, approval_timeout_seconds=2))
+    summary = run(request(tmp_path / "entry.txt", evidence={}, approval_timeout_seconds=2), "Expired")
     assert summary.outcome is Outcome.TIMED_OUT and summary.approval is None
     [consequence] = kernel.consequence_log("engineer-1")
     assert "held, and nobody decided in time" in consequence.actual_outcome
@@ -139,7 +169,7 @@ def test_a_failed_check_rolls_the_action_back_and_records_failure(kernel: Colony
     kernel.set_trust("engineer-1", 0.8)
     path = tmp_path / "entry.txt"
     check = ToolCall(tool=LEDGER, action="check_entry", arguments={"path": str(path), "expected": "other figures"})
-    summary = gated_action(request(path, verify=check))
+    summary = run(request(path, verify=check), "RolledBack")
     assert summary.outcome is Outcome.FAILED
     assert summary.rolled_back == ["erase_entry"] and CALLS[f"erase:{path}"] == 1
     assert not path.exists()  # the write was undone
@@ -153,7 +183,7 @@ def test_a_passing_check_keeps_the_action(kernel: ColonyKernel, tmp_path: Path) 
     kernel.set_trust("engineer-1", 0.8)
     path = tmp_path / "entry.txt"
     check = ToolCall(tool=LEDGER, action="check_entry", arguments={"path": str(path), "expected": "figures"})
-    summary = gated_action(request(path, verify=check))
+    summary = run(request(path, verify=check), "Executed", succeeded=True)
     assert summary.outcome is Outcome.EXECUTED and summary.rolled_back == [] and path.exists()
 
 
@@ -161,7 +191,7 @@ def test_a_failing_action_is_recorded_without_rollback(kernel: ColonyKernel, tmp
     kernel.set_trust("engineer-1", 0.8)
     path = tmp_path / "entry.txt"
     gated = request(path, call=ToolCall(tool=LEDGER, arguments={"path": str(path), "text": "x", "fail": True}))
-    summary = gated_action(gated)
+    summary = run(gated, "ToolFailed")
     assert summary.outcome is Outcome.FAILED and summary.rolled_back == []
     assert summary.error == {
         "type": "ToolExecutionError",
@@ -197,7 +227,7 @@ def events_about(name: str, resource_id: str, seconds: float = 30, related: str 
 
 def test_a_refusal_emits_an_event(tmp_path: Path) -> None:
     agent = f"stranger-{uuid.uuid4().hex[:8]}"
-    summary = gated_action(request(tmp_path / "entry.txt", agent=agent, target="ledger.nightly"))
+    summary = run(request(tmp_path / "entry.txt", agent=agent, target="ledger.nightly"), "Refused")
     assert summary.verdict is not None
     mine = events_about(GATE_REFUSED, "colony.target.tool:ledger_double", related=f"colony.agent.{agent}")
     assert mine, "no refusal event for the agent"
@@ -208,7 +238,59 @@ def test_a_refusal_emits_an_event(tmp_path: Path) -> None:
 def test_a_role_change_emits_an_event(kernel: ColonyKernel, tmp_path: Path) -> None:
     agent = f"climber-{uuid.uuid4().hex[:8]}"
     kernel.set_trust(agent, 0.845)
-    summary = gated_action(request(tmp_path / "entry.txt", agent=agent))
+    summary = run(request(tmp_path / "entry.txt", agent=agent), "Executed", succeeded=True)
     assert summary.role_after is Role.GUARD_ANT
     [event] = events_about(ROLE_CHANGED, f"colony.agent.{agent}")
     assert (event.payload["before"], event.payload["after"]) == ("dispatcher", "guard_ant")
+
+
+def artifact_of(state: State[Any]) -> str:
+    with get_client(sync_client=True) as client:
+        [artifact] = client.read_artifacts(
+            artifact_filter=ArtifactFilter(
+                key=ArtifactFilterKey(any_=[OUTCOME_ARTIFACT]),
+                flow_run_id=ArtifactFilterFlowRunId(any_=[state.state_details.flow_run_id]),
+            )
+        )
+    assert isinstance(artifact.data, str)
+    return artifact.data
+
+
+def test_the_run_shows_what_happened_and_keeps_the_summary_as_its_result(kernel: ColonyKernel, tmp_path: Path) -> None:
+    kernel.set_trust("engineer-1", 0.8)
+    state = gated_action(request(tmp_path / "entry.txt"), return_state=True)
+    summary = summary_of(state)
+    assert summary.trust_before == 0.8 and summary.trust_after is not None and summary.trust_after > 0.8
+    with get_client(sync_client=True) as client:  # read back through the API, as another process would
+        stored = client.read_flow_run(state.state_details.flow_run_id).state
+    assert stored is not None and stored.name == "Executed" and stored.message == f"Executed: {summary.verdict.reason}"
+    assert stored.result() == summary
+    shown = artifact_of(state)
+    assert "# Gated action: Executed" in shown and f"| consequence | {summary.consequence_id} |" in shown
+    assert f"| reason | {summary.verdict.reason} |" in shown and "| trust | 0.800 -> " in shown
+    assert '"path": "' + str(tmp_path / "entry.txt") in shown  # the tool's result
+
+
+def test_a_refused_run_shows_the_reason_and_unchanged_trust(kernel: ColonyKernel, tmp_path: Path) -> None:
+    state = gated_action(request(tmp_path / "entry.txt", agent="newcomer"), return_state=True)
+    assert state.message == "Refused: SANDBOX role: no write-path gate passes"
+    shown = artifact_of(state)
+    assert "| verdict | refuse (gate score 0.000) |" in shown and "| trust | 0.100 -> 0.100 |" in shown
+    assert "| consequence | none recorded |" in shown
+
+
+@pytest.mark.parametrize(
+    ("outcome", "changes", "name"),
+    [
+        (Outcome.EXECUTED, {}, "Executed"),
+        (Outcome.REFUSED, {}, "Refused"),
+        (Outcome.REJECTED, {}, "Rejected"),
+        (Outcome.TIMED_OUT, {}, "Expired"),
+        (Outcome.HELD, {}, "Held"),
+        (Outcome.FAILED, {"rolled_back": ["erase_entry"]}, "RolledBack"),
+        (Outcome.FAILED, {"error": {"type": "VerificationError", "message": "m", "retryable": False}}, "CheckFailed"),
+        (Outcome.FAILED, {"error": {"type": "ToolExecutionError", "message": "m", "retryable": True}}, "ToolFailed"),
+    ],
+)
+def test_each_outcome_names_the_final_state(outcome: Outcome, changes: dict[str, Any], name: str) -> None:
+    assert ending(GatedActionSummary(outcome=outcome, **changes)) == (name, outcome is Outcome.EXECUTED)

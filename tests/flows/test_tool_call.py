@@ -1,12 +1,17 @@
-"""tool_call: one catalog tool by name, validated, cached per determinism."""
+"""tool_call: one catalog tool by name, validated, cached per determinism; its result kept and shown."""
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 import pytest
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, ArtifactFilterKey
 
 from colony.errors import ToolInputError, UnknownActionError, UnknownToolError
 from flows import in_thread
-from flows.tool_call import ToolCall, tool_call
+from flows.tool_call import RESULT_ARTIFACT, ToolCall, ToolCallResult, tool_call
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 MILES = {"value": 10, "from_unit": "miles", "to_unit": "km"}
@@ -41,3 +46,23 @@ def test_unknown_tools_and_actions_are_named() -> None:
 async def test_async_agent_code_awaits_the_flow() -> None:
     result = await in_thread(tool_call, ToolCall(tool="unit_convert", arguments={**MILES, "value": 1}))
     assert result.result["value"] == 1.6093
+
+
+def test_the_result_is_the_runs_result_and_an_artifact(colony_home: Path) -> None:
+    state = tool_call(ToolCall(tool="unit_convert", arguments={**MILES, "value": 3}), return_state=True)
+    assert state.is_completed()
+    with get_client(sync_client=True) as client:  # read back through the API, as another process would
+        stored = client.read_flow_run(state.state_details.flow_run_id).state
+        [artifact] = client.read_artifacts(
+            artifact_filter=ArtifactFilter(
+                key=ArtifactFilterKey(any_=[RESULT_ARTIFACT]),
+                flow_run_id=ArtifactFilterFlowRunId(any_=[state.state_details.flow_run_id]),
+            )
+        )
+    assert stored is not None and stored.message == "unit_convert.convert_units 1.0.1"
+    result = stored.result()
+    assert isinstance(result, ToolCallResult) and result.result["value"] == 4.828
+    assert isinstance(artifact.data, str) and '"value": 4.828' in artifact.data
+    record = json.loads(Path(stored.data.storage_key).read_text())  # type: ignore[union-attr]
+    assert record["metadata"]["serializer"]["type"] == "json"
+    assert Path(stored.data.storage_key).parent == colony_home / "results"  # type: ignore[union-attr]

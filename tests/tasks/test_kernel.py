@@ -7,7 +7,7 @@ from prefect import flow
 
 from colony.errors import KernelStoreError
 from colony.kernel import Decision, KernelSettings, ProposeActionRequest, RecordOutcomeRequest
-from tasks.kernel import kernel_for, propose, record, tick
+from tasks.kernel import authorize, kernel_for, propose, record, tick
 from tasks.policy import is_transient
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
@@ -19,17 +19,17 @@ def test_propose_record_and_tick_run_as_tasks() -> None:
 
     @flow
     def lifecycle() -> tuple[Decision, bool, int]:
-        verdict = propose(
-            ProposeActionRequest(
-                agent_id="eng",
-                action_type="read_config",
-                target="pkg.config",
-                rationale="Read the configuration to report the current settings",
-                rollback_plan="nothing to undo",
-                evidence='{"tests": ["t"]}',
-            ),
-            settings,
+        proposal = ProposeActionRequest(
+            agent_id="eng",
+            action_type="read_config",
+            target="pkg.config",
+            rationale="Read the configuration to report the current settings",
+            rollback_plan="nothing to undo",
+            evidence='{"tests": ["t"]}',
         )
+        cached = propose(proposal, settings)
+        assert cached.authorization is None  # the kept verdict holds no token
+        verdict = authorize(cached, proposal, settings)  # the kernel signs it again for the run
         outcome = record(
             RecordOutcomeRequest(
                 agent_id="eng", action_type="read_config", target="pkg.config", actual_outcome="ok", tests_passed=True

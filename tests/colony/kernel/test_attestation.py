@@ -127,3 +127,37 @@ def test_a_held_verdict_carries_no_authorization_to_consume(kernel: ColonyKernel
     kernel.set_trust("engineer-1", 0.6)
     verdict = kernel.propose_action(good_plan(evidence="{}"))
     assert verdict.decision.value == "hold" and verdict.authorization is None
+
+
+def test_an_issued_authorization_is_signed_again_until_it_is_used(kernel: ColonyKernel) -> None:
+    token = _authorized(kernel)
+    verdict_id = token_claims(token)["pid"]
+    assert kernel.authorization_for(verdict_id, good_plan()) == token  # the same token, from the stored proposal
+    kernel.record_outcome(REPORT, authorization=token)
+    with pytest.raises(AttestationError, match="already used"):
+        kernel.authorization_for(verdict_id, good_plan())
+
+
+def test_an_authorization_is_not_signed_again_for_another_request_or_after_expiry(
+    kernel: ColonyKernel, clock: FakeClock
+) -> None:
+    verdict_id = token_claims(_authorized(kernel))["pid"]
+    with pytest.raises(AttestationError, match="another request"):
+        kernel.authorization_for(verdict_id, good_plan(target="pkg.other"))
+    with pytest.raises(AttestationError, match="no verdict"):
+        kernel.authorization_for("00000000-0000-7000-8000-000000000000", good_plan())
+    clock.advance(3601)
+    with pytest.raises(AttestationError, match="expired"):
+        kernel.authorization_for(verdict_id, good_plan())
+
+
+def test_a_verdict_without_a_token_has_none_to_sign_again(kernel: ColonyKernel) -> None:
+    verdict = kernel.propose_action(good_plan(agent_id="newcomer"))  # SANDBOX: refused, no token
+    assert verdict.proposal_id is not None and verdict.authorization is None
+    assert kernel.authorization_for(verdict.proposal_id, good_plan(agent_id="newcomer")) is None
+
+
+def token_claims(token: str) -> dict[str, object]:
+    payload = token.split(".")[1]
+    claims: dict[str, object] = json.loads(base64.urlsafe_b64decode(payload + "=" * (-len(payload) % 4)))
+    return claims
