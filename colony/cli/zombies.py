@@ -4,7 +4,10 @@ A run whose process died with its worker (or its machine) stays Running forever 
 something notices. Colony's flow runs beat every ``HEARTBEAT_SECONDS``
 (``flows.deployments.FLOW_RUN_ENV``); this is Prefect's documented automation ("Detect and
 respond to zombie flows") that crashes a run after three missed beats, so its retries and
-the runs waiting on it move on without a person.
+the runs waiting on it move on without a person. Two changes to the documented definition:
+it judges only runs tagged ``colony`` (every flow run beats, by default every 180 s, so a
+foreign run would look dead after 90 s), and a paused or suspended run (a HOLD waiting for
+a person, whose process has exited) is not a zombie.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ __all__ = ["ZOMBIE_AUTOMATION", "ensure_zombie_automation", "zombie_automation"]
 
 ZOMBIE_AUTOMATION = "colony: crash zombie flow runs"
 MISSED_HEARTBEATS = 3
+COLONY_TAG = "colony"  # every Colony deployment's tag (prefect.yaml, flows.deployments)
 
 
 def zombie_automation() -> AutomationCore:
@@ -38,8 +42,13 @@ def zombie_automation() -> AutomationCore:
                 "prefect.flow-run.Failed",
                 "prefect.flow-run.Cancelled",
                 "prefect.flow-run.Crashed",
+                "prefect.flow-run.Paused",
+                "prefect.flow-run.Suspended",
             },
             match=ResourceSpecification({"prefect.resource.id": ["prefect.flow-run.*"]}),
+            match_related=ResourceSpecification(
+                {"prefect.resource.id": f"prefect.tag.{COLONY_TAG}", "prefect.resource.role": "tag"}
+            ),
             for_each={"prefect.resource.id"},
             posture=Posture.Proactive,
             threshold=1,
