@@ -45,11 +45,11 @@ def api(prefect_server: PrefectServer) -> Iterator[PrefectServer]:
         yield prefect_server
 
 
-def wait_for_deployments(names: list[str], process: subprocess.Popen[bytes], seconds: float = 120) -> None:
+def wait_for_deployments(names: list[str], process: subprocess.Popen[bytes], log: Path, seconds: float = 120) -> None:
     deadline = time.monotonic() + seconds
     with get_client(sync_client=True) as client:
         while time.monotonic() < deadline:
-            assert process.poll() is None, "colony up exited early"
+            assert process.poll() is None, f"colony up exited early: {log.read_text()[-3000:]}"
             found = set()
             for name in names:
                 try:
@@ -70,13 +70,14 @@ def test_colony_up_serves_the_deployments_and_runs_them(api: PrefectServer, tmp_
     process = subprocess.Popen(
         [str(BIN / "colony"), "up", "--tick-interval", "3600", "--gateway-port", str(gateway_port)],
         cwd=REPO,
-        env=api.env(COLONY_HOME=str(home), COLONY_REPO_ROOT=str(doubles_root)),
+        # The gateway child imports the catalog's test doubles (tests.doubles) from the checkout.
+        env=api.env(COLONY_HOME=str(home), COLONY_REPO_ROOT=str(doubles_root), PYTHONPATH=str(REPO)),
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     try:
-        wait_for_deployments(DEPLOYMENTS, process)
+        wait_for_deployments(DEPLOYMENTS, process, log=tmp_path / "up.log")
         gateway = f"http://127.0.0.1:{gateway_port}"
         assert httpx.get(f"{gateway}/health", timeout=10).json()["status"] == "ok"
         with get_client(sync_client=True) as client:
