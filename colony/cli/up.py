@@ -79,27 +79,29 @@ def up(
     signal.signal(signal.SIGTERM, _exit_on_termination)
     signal.signal(signal.SIGINT, _interrupt_as_termination)
     configured = os.environ.get("PREFECT_API_URL")
-    with contextlib.ExitStack() as stack:
-        api_url = configured or stack.enter_context(prefect_server(host, port))
-        os.environ["PREFECT_API_URL"] = api_url
-        gateway_url = stack.enter_context(gateway(gateway_port))
-        # Only the flow runs served below get these (not the servers started above).
-        os.environ.update(deployments_module.FLOW_RUN_ENV)
-        stack.enter_context(
-            temporary_settings(
-                {PREFECT_API_URL: api_url, PREFECT_FLOWS_HEARTBEAT_FREQUENCY: deployments_module.HEARTBEAT_SECONDS}
+    try:
+        with contextlib.ExitStack() as stack:
+            api_url = configured or stack.enter_context(prefect_server(host, port))
+            os.environ["PREFECT_API_URL"] = api_url
+            gateway_url = stack.enter_context(gateway(gateway_port))
+            # Only the flow runs served below get these (not the servers started above).
+            os.environ.update(deployments_module.FLOW_RUN_ENV)
+            stack.enter_context(
+                temporary_settings(
+                    {PREFECT_API_URL: api_url, PREFECT_FLOWS_HEARTBEAT_FREQUENCY: deployments_module.HEARTBEAT_SECONDS}
+                )
             )
-        )
-        ensure_zombie_automation()
-        deployments = deployments_module.deployments(tick_interval_seconds=tick_interval)
-        ui_url = api_url.removesuffix("/api")
-        console.print("[bold]Colony is up.[/bold]")
-        console.print(f"  Prefect UI:  {ui_url}")
-        console.print(f"  Prefect API: {api_url}")
-        console.print(f"  Gateway:     {gateway_url}  (OpenAPI docs: {gateway_url}/docs)")
-        console.print(f"  MCP:         {gateway_url}/mcp")
-        for deployment in deployments:
-            console.print(f"  serving {deployment.flow_name}/{deployment.name}")
-        console.print(f"  deployments: {ui_url}/deployments   Ctrl-C stops everything")
-        serve(*deployments, print_starting_message=False)
-    console.print("Colony stopped.")
+            ensure_zombie_automation()
+            deployments = deployments_module.deployments(tick_interval_seconds=tick_interval)
+            ui_url = api_url.removesuffix("/api")
+            console.print("[bold]Colony is up.[/bold]")
+            console.print(f"  Prefect UI:  {ui_url}")
+            console.print(f"  Prefect API: {api_url}")
+            console.print(f"  Gateway:     {gateway_url}  (OpenAPI docs: {gateway_url}/docs)")
+            console.print(f"  MCP:         {gateway_url}/mcp")
+            for deployment in deployments:
+                console.print(f"  serving {deployment.flow_name}/{deployment.name}")
+            console.print(f"  deployments: {ui_url}/deployments   Ctrl-C stops everything")
+            serve(*deployments, print_starting_message=False)
+    finally:  # a signal during start-up ends here too, the servers stopped
+        console.print("Colony stopped.")

@@ -109,7 +109,8 @@ def test_colony_up_serves_the_deployments_and_runs_them(api: PrefectServer, tmp_
         httpx.get(f"{gateway}/health", timeout=2)
 
 
-def test_up_on_another_port_serves_a_ui_for_that_port_and_a_killed_up_leaves_no_server(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_up_on_another_port_serves_its_ui_and_leaves_no_server_behind(tmp_path: Path, stop: signal.Signals) -> None:
     port, gateway_port = free_port(), free_port()
     environment = {
         key: value for key, value in os.environ.items() if key not in {"PREFECT_API_URL", "PREFECT_UI_API_URL"}
@@ -131,8 +132,10 @@ def test_up_on_another_port_serves_a_ui_for_that_port_and_a_killed_up_leaves_no_
         servers = children_of(process.pid)
         assert len(servers) == 2, servers  # the Prefect server and the gateway
     finally:
-        process.kill()  # SIGKILL: no cleanup code of colony up runs
-        process.wait()
+        process.send_signal(stop)  # SIGKILL: no cleanup code of colony up runs
+        code = process.wait(timeout=120)
+    if stop == signal.SIGTERM:
+        assert code == 0 and "Colony stopped." in log.read_text(), log.read_text()[-3000:]
     deadline = time.monotonic() + 60
     while any(alive(pid) for pid in servers) and time.monotonic() < deadline:
         time.sleep(0.5)
