@@ -67,3 +67,18 @@ def test_deploy_twice_leaves_one_of_everything(api: PrefectServer, tmp_path: Pat
         assert deployment.work_pool_name == WORK_POOL
         assert deployment.job_variables == {"env": FLOW_RUN_ENV}  # heartbeats and the detachable console
     assert block.data["budget_llm_calls"] == 42  # saved from this environment's settings
+
+
+@pytest.mark.parametrize(
+    ("arguments", "unset", "named"),
+    [([], "PREFECT_API_URL", "PREFECT_API_URL"), (["--project", "/"], "", "project")],
+    ids=["no-server", "no-prefect-yaml"],
+)
+def test_deploy_without_what_it_needs_names_it(
+    api: PrefectServer, tmp_path: Path, arguments: list[str], unset: str, named: str
+) -> None:
+    env = {key: value for key, value in api.env(PREFECT_HOME=str(tmp_path)).items() if key != unset}
+    result = subprocess.run(
+        [str(BIN / "colony"), "deploy", *arguments], env=env, capture_output=True, text=True, timeout=120, check=False
+    )
+    assert result.returncode == 1 and named in result.stderr, result.stdout + result.stderr
