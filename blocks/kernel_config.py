@@ -17,6 +17,15 @@ from colony.kernel import AttestationMode, KernelSettings
 __all__ = ["DEFAULT_BLOCK_NAME", "ColonyKernelConfig", "load_kernel_settings"]
 
 DEFAULT_BLOCK_NAME = "colony"
+# The KernelSettings fields the block carries (the rest come from each process's environment).
+BLOCK_FIELDS = (
+    "database_url",
+    "attestation",
+    "attestation_secret",
+    "budget_llm_calls",
+    "budget_runtime_seconds",
+    "budget_period_seconds",
+)
 
 
 class ColonyKernelConfig(Block):
@@ -72,18 +81,14 @@ class ColonyKernelConfig(Block):
     def kernel_settings(self) -> KernelSettings:
         """KernelSettings from this block, the environment filling what the block leaves empty."""
         overrides: dict[str, Any] = {
-            name: getattr(self, name)
-            for name in (
-                "database_url",
-                "attestation",
-                "attestation_secret",
-                "budget_llm_calls",
-                "budget_runtime_seconds",
-                "budget_period_seconds",
-            )
-            if getattr(self, name) is not None
+            name: getattr(self, name) for name in BLOCK_FIELDS if getattr(self, name) is not None
         }
         return KernelSettings(**overrides)
+
+    @classmethod
+    def from_settings(cls, settings: KernelSettings) -> ColonyKernelConfig:
+        """A block holding ``settings`` (e.g. the environment's), ready to ``.save(...)``."""
+        return cls(**{name: getattr(settings, name) for name in BLOCK_FIELDS})
 
 
 def load_kernel_settings(block_name: str | None = None) -> KernelSettings:

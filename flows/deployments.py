@@ -2,6 +2,8 @@
 
 The tick runs on an interval (every minute by default), the pruning report daily; the
 gated action, the tool call and the HPC job run when triggered from the UI, the API or agent code.
+Every flow run gets ``FLOW_RUN_ENV``: heartbeats, so a run whose process died is marked Crashed
+(``colony.cli.zombies``), and a console handler that survives the death of its worker's pipes.
 """
 
 from __future__ import annotations
@@ -16,10 +18,15 @@ from flows.hpc_job import hpc_job
 from flows.pruning_report import pruning_report
 from flows.tool_call import tool_call
 
-__all__ = ["DAILY_PRUNING_CRON", "TICK_INTERVAL_SECONDS", "deployments"]
+__all__ = ["DAILY_PRUNING_CRON", "FLOW_RUN_ENV", "HEARTBEAT_SECONDS", "TICK_INTERVAL_SECONDS", "deployments"]
 
 TICK_INTERVAL_SECONDS = 60
 DAILY_PRUNING_CRON = "0 3 * * *"
+HEARTBEAT_SECONDS = 30  # Prefect's minimum; a run is a zombie after three missed beats
+FLOW_RUN_ENV = {
+    "PREFECT_FLOWS_HEARTBEAT_FREQUENCY": str(HEARTBEAT_SECONDS),
+    "PREFECT_LOGGING_HANDLERS_CONSOLE_CLASS": "flows._console.DetachableConsoleHandler",
+}
 
 
 def deployments(

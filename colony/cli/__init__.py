@@ -6,6 +6,7 @@ import typer
 from rich.console import Console
 
 from colony.cli.blocks import blocks_app
+from colony.cli.deploy import deploy
 from colony.cli.hpc import hpc_app
 from colony.cli.kernel import kernel_app
 from colony.cli.sandbox import sandbox_app
@@ -40,6 +41,7 @@ app.add_typer(kernel_app, name="kernel")
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(blocks_app, name="blocks")
 app.command("up")(up)
+app.command("deploy")(deploy)
 app.command("mcp")(mcp)
 app.command("gateway")(gateway)
 

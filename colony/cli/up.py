@@ -1,8 +1,10 @@
-"""``colony up``: the Prefect server and UI, and every Colony deployment served.
+"""``colony up``: the Prefect server and UI, the HTTP gateway, and every Colony deployment served.
 
 Starts ``prefect server`` (UI included) unless ``PREFECT_API_URL`` already names a server,
-then serves every deployment in this process until Ctrl-C. Everything runs on the
-embedded defaults: SQLite for Prefect (under PREFECT_HOME) and for the kernel (COLONY_HOME).
+then the gateway (HTTP API and ``/mcp``) on loopback, creates the zombie-run automation, and
+serves every deployment in this process until Ctrl-C or SIGTERM, which stop all of it. The
+servers are children that die with this process (``colony.cli.children``). Everything runs on
+the embedded defaults: SQLite for Prefect (under PREFECT_HOME) and for the kernel (COLONY_HOME).
 """
 
 from __future__ import annotations
@@ -11,47 +13,42 @@ import contextlib
 import importlib
 import os
 import signal
-import subprocess
 import sys
-import time
 from collections.abc import Iterator
 from pathlib import Path
 from types import FrameType
 from typing import Annotated
 
-import httpx
 import typer
 from rich.console import Console
 
-console = Console()
-STARTUP_SECONDS = 120
+from colony.cli.children import child_process
+
+console = Console(soft_wrap=True)
+BIN = Path(sys.executable).parent
+GATEWAY_HOST = "127.0.0.1"  # open without tokens: loopback only (`colony gateway --host` for more)
 
 
 @contextlib.contextmanager
 def prefect_server(host: str, port: int) -> Iterator[str]:
-    """A ``prefect server start`` subprocess, stopped on exit; yields its API URL."""
+    """A ``prefect server start`` child whose UI calls this API; yields its API URL."""
     api_url = f"http://{host}:{port}/api"
-    command = [str(Path(sys.executable).parent / "prefect"), "server", "start", "--host", host, "--port", str(port)]
     # The embedded server sends no usage telemetry unless the user asked for it.
     environment = {"PREFECT_SERVER_ANALYTICS_ENABLED": "false", **os.environ}
-    # Its own session, so Ctrl-C reaches the runner first and the API outlives the runner's shutdown.
-    process = subprocess.Popen(command, stdin=subprocess.DEVNULL, start_new_session=True, env=environment)
-    try:
-        deadline = time.monotonic() + STARTUP_SECONDS
-        while not _healthy(api_url):
-            if process.poll() is not None:
-                raise typer.Exit(code=process.returncode or 1)
-            if time.monotonic() > deadline:
-                console.print(f"[red]error:[/red] the Prefect server did not answer on {api_url}")
-                raise typer.Exit(code=1)
-            time.sleep(0.5)
+    if not {"PREFECT_UI_API_URL", "PREFECT_SERVER_UI_API_URL"} & environment.keys():
+        environment["PREFECT_UI_API_URL"] = api_url  # else the UI calls the default port, 4200
+    command = [str(BIN / "prefect"), "server", "start", "--host", host, "--port", str(port)]
+    with child_process("Prefect server", command, environment, f"{api_url}/health"):
         yield api_url
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
+
+
+@contextlib.contextmanager
+def gateway(port: int) -> Iterator[str]:
+    """A ``colony gateway`` child on loopback; yields its base URL."""
+    url = f"http://{GATEWAY_HOST}:{port}"
+    command = [str(BIN / "colony"), "gateway", "--host", GATEWAY_HOST, "--port", str(port)]
+    with child_process("gateway", command, dict(os.environ), f"{url}/health"):
+        yield url
 
 
 def _interrupt_as_termination(signum: int, frame: FrameType | None) -> None:
@@ -59,33 +56,52 @@ def _interrupt_as_termination(signum: int, frame: FrameType | None) -> None:
     os.kill(os.getpid(), signal.SIGTERM)
 
 
-def _healthy(api_url: str) -> bool:
-    try:
-        return httpx.get(f"{api_url}/health", timeout=2).status_code == 200
-    except httpx.TransportError:
-        return False
+def _exit_on_termination(signum: int, frame: FrameType | None) -> None:
+    """SIGTERM before the runner takes over (it installs its own): unwind, stopping the servers."""
+    raise SystemExit(0)
 
 
 def up(
     host: Annotated[str, typer.Option(help="Address the Prefect server listens on.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="Port of the Prefect server and its UI.")] = 4200,
+    gateway_port: Annotated[
+        int, typer.Option(min=1, max=65535, help="Port of the HTTP gateway and /mcp (on 127.0.0.1).")
+    ] = 8787,
     tick_interval: Annotated[float, typer.Option(help="Seconds between colony ticks.")] = 60.0,
 ) -> None:
-    """Start Prefect (server and UI) and serve every Colony deployment until Ctrl-C."""
+    """Start Prefect (server and UI) and the gateway, and serve every Colony deployment until Ctrl-C."""
     from prefect import serve
-    from prefect.settings import PREFECT_API_URL, temporary_settings
+    from prefect.settings import PREFECT_API_URL, PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 
+    from colony.cli.zombies import ensure_zombie_automation
+
+    deployments_module = importlib.import_module("flows.deployments")
+    signal.signal(signal.SIGTERM, _exit_on_termination)
+    signal.signal(signal.SIGINT, _interrupt_as_termination)
     configured = os.environ.get("PREFECT_API_URL")
-    with contextlib.ExitStack() as stack:
-        api_url = configured or stack.enter_context(prefect_server(host, port))
-        os.environ["PREFECT_API_URL"] = api_url
-        stack.enter_context(temporary_settings({PREFECT_API_URL: api_url}))
-        deployments = importlib.import_module("flows.deployments").deployments(tick_interval_seconds=tick_interval)
-        ui_url = api_url.removesuffix("/api")
-        console.print(f"[bold]Colony is up.[/bold] Prefect UI: {ui_url}  API: {api_url}")
-        for deployment in deployments:
-            console.print(f"  serving {deployment.flow_name}/{deployment.name}")
-        console.print(f"  deployments: {ui_url}/deployments   Ctrl-C stops everything")
-        signal.signal(signal.SIGINT, _interrupt_as_termination)
-        serve(*deployments, print_starting_message=False)
-    console.print("Colony stopped.")
+    try:
+        with contextlib.ExitStack() as stack:
+            api_url = configured or stack.enter_context(prefect_server(host, port))
+            os.environ["PREFECT_API_URL"] = api_url
+            gateway_url = stack.enter_context(gateway(gateway_port))
+            # Only the flow runs served below get these (not the servers started above).
+            os.environ.update(deployments_module.FLOW_RUN_ENV)
+            stack.enter_context(
+                temporary_settings(
+                    {PREFECT_API_URL: api_url, PREFECT_FLOWS_HEARTBEAT_FREQUENCY: deployments_module.HEARTBEAT_SECONDS}
+                )
+            )
+            ensure_zombie_automation()
+            deployments = deployments_module.deployments(tick_interval_seconds=tick_interval)
+            ui_url = api_url.removesuffix("/api")
+            console.print("[bold]Colony is up.[/bold]")
+            console.print(f"  Prefect UI:  {ui_url}")
+            console.print(f"  Prefect API: {api_url}")
+            console.print(f"  Gateway:     {gateway_url}  (OpenAPI docs: {gateway_url}/docs)")
+            console.print(f"  MCP:         {gateway_url}/mcp")
+            for deployment in deployments:
+                console.print(f"  serving {deployment.flow_name}/{deployment.name}")
+            console.print(f"  deployments: {ui_url}/deployments   Ctrl-C stops everything")
+            serve(*deployments, print_starting_message=False)
+    finally:  # a signal during start-up ends here too, the servers stopped
+        console.print("Colony stopped.")

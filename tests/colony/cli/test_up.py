@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+import httpx
 import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.actions import WorkPoolCreate
@@ -21,7 +22,9 @@ from prefect.flow_runs import resume_flow_run
 from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.states import State
 
+from colony.cli.zombies import ZOMBIE_AUTOMATION
 from colony.kernel import ColonyKernel, KernelSettings
+from tests.services import free_port
 from tests.services.prefect import PrefectServer
 
 pytestmark = pytest.mark.prefect_server
@@ -42,11 +45,11 @@ def api(prefect_server: PrefectServer) -> Iterator[PrefectServer]:
         yield prefect_server
 
 
-def wait_for_deployments(names: list[str], process: subprocess.Popen[bytes], seconds: float = 120) -> None:
+def wait_for_deployments(names: list[str], process: subprocess.Popen[bytes], log: Path, seconds: float = 120) -> None:
     deadline = time.monotonic() + seconds
     with get_client(sync_client=True) as client:
         while time.monotonic() < deadline:
-            assert process.poll() is None, "colony up exited early"
+            assert process.poll() is None, f"colony up exited early: {log.read_text()[-3000:]}"
             found = set()
             for name in names:
                 try:
@@ -63,16 +66,22 @@ def wait_for_deployments(names: list[str], process: subprocess.Popen[bytes], sec
 def test_colony_up_serves_the_deployments_and_runs_them(api: PrefectServer, tmp_path: Path, doubles_root: Path) -> None:
     home = tmp_path / "colony"
     log = (tmp_path / "up.log").open("wb")
+    gateway_port = free_port()
     process = subprocess.Popen(
-        [str(BIN / "colony"), "up", "--tick-interval", "3600"],
+        [str(BIN / "colony"), "up", "--tick-interval", "3600", "--gateway-port", str(gateway_port)],
         cwd=REPO,
-        env=api.env(COLONY_HOME=str(home), COLONY_REPO_ROOT=str(doubles_root)),
+        # The gateway child imports the catalog's test doubles (tests.doubles) from the checkout.
+        env=api.env(COLONY_HOME=str(home), COLONY_REPO_ROOT=str(doubles_root), PYTHONPATH=str(REPO)),
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
     )
     try:
-        wait_for_deployments(DEPLOYMENTS, process)
+        wait_for_deployments(DEPLOYMENTS, process, log=tmp_path / "up.log")
+        gateway = f"http://127.0.0.1:{gateway_port}"
+        assert httpx.get(f"{gateway}/health", timeout=10).json()["status"] == "ok"
+        with get_client(sync_client=True) as client:
+            assert len(client.read_automations_by_name(ZOMBIE_AUTOMATION)) == 1
         arguments = {"value": 2, "from_unit": "km", "to_unit": "m"}
         call = run_deployment(
             "tool-call/tool-call", parameters={"call": {"tool": "unit_convert", "arguments": arguments}}, timeout=180
@@ -93,8 +102,69 @@ def test_colony_up_serves_the_deployments_and_runs_them(api: PrefectServer, tmp_
         code = process.wait(timeout=120)
         log.close()
     output = (tmp_path / "up.log").read_text()
-    assert "Prefect UI: " + api.api_url.removesuffix("/api") in output
+    assert f"Prefect UI:  {api.api_url.removesuffix('/api')}" in output
+    assert f"Gateway:     {gateway}" in output and f"MCP:         {gateway}/mcp" in output
     assert code == 0 and "Colony stopped." in output, output[-3000:]
+    with pytest.raises(httpx.TransportError):  # Ctrl-C stopped the gateway too
+        httpx.get(f"{gateway}/health", timeout=2)
+
+
+@pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
+def test_up_on_another_port_serves_its_ui_and_leaves_no_server_behind(tmp_path: Path, stop: signal.Signals) -> None:
+    port, gateway_port = free_port(), free_port()
+    environment = {
+        key: value for key, value in os.environ.items() if key not in {"PREFECT_API_URL", "PREFECT_UI_API_URL"}
+    }
+    environment.update(PREFECT_HOME=str(tmp_path / "prefect"), COLONY_HOME=str(tmp_path / "colony"))
+    log = tmp_path / "up.log"
+    with log.open("wb") as output:
+        process = subprocess.Popen(
+            [str(BIN / "colony"), "up", "--port", str(port), "--gateway-port", str(gateway_port)],
+            cwd=REPO,
+            env=environment,
+            stdout=output,
+            stderr=subprocess.STDOUT,
+        )
+    try:
+        wait_for_text(log, "Colony is up.", process)
+        settings = httpx.get(f"http://127.0.0.1:{port}/ui-settings", timeout=10).json()
+        assert settings["api_url"] == f"http://127.0.0.1:{port}/api"
+        servers = children_of(process.pid)
+        assert len(servers) == 2, servers  # the Prefect server and the gateway
+    finally:
+        process.send_signal(stop)  # SIGKILL: no cleanup code of colony up runs
+        code = process.wait(timeout=120)
+    if stop == signal.SIGTERM:
+        assert code == 0 and "Colony stopped." in log.read_text(), log.read_text()[-3000:]
+    deadline = time.monotonic() + 60
+    while any(alive(pid) for pid in servers) and time.monotonic() < deadline:
+        time.sleep(0.5)
+    assert not any(alive(pid) for pid in servers), log.read_text()[-3000:]
+
+
+def wait_for_text(log: Path, text: str, process: subprocess.Popen[bytes], seconds: float = 180) -> None:
+    deadline = time.monotonic() + seconds
+    while text not in log.read_text():
+        assert process.poll() is None and time.monotonic() < deadline, log.read_text()[-3000:]
+        time.sleep(0.5)
+
+
+def _stat(pid: int) -> list[str] | None:
+    """Fields of /proc/PID/stat after the command name (state, ppid, ...), or None when gone."""
+    try:
+        return Path(f"/proc/{pid}/stat").read_text().rpartition(")")[2].split()
+    except (FileNotFoundError, ProcessLookupError):
+        return None
+
+
+def children_of(parent: int) -> list[int]:
+    pids = (int(entry.name) for entry in Path("/proc").iterdir() if entry.name.isdigit())
+    return [pid for pid in pids if (fields := _stat(pid)) is not None and int(fields[1]) == parent]
+
+
+def alive(pid: int) -> bool:
+    fields = _stat(pid)
+    return fields is not None and fields[0] != "Z"
 
 
 def wait_for_state(flow_run_id: UUID, done: Callable[[State[Any]], bool], seconds: float = 180) -> State[Any]:

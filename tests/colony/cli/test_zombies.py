@@ -1,0 +1,97 @@
+"""The zombie-run automation on a real ``prefect server``: a Colony run whose process died is marked Crashed."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from uuid import uuid4
+
+import pytest
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
+from prefect.client.schemas.objects import FlowRun
+from prefect.events.filters import EventFilter, EventNameFilter, EventResourceFilter
+from prefect.settings import PREFECT_API_URL, temporary_settings
+
+from colony.cli.zombies import MISSED_HEARTBEATS, ZOMBIE_AUTOMATION, ensure_zombie_automation
+from flows.deployments import FLOW_RUN_ENV, HEARTBEAT_SECONDS
+from tests.services.prefect import PrefectServer
+
+pytestmark = pytest.mark.prefect_server
+
+DOOMED_FLOW = """
+import sys
+import time
+
+from prefect import flow, tags
+
+
+@flow(name="doomed-run")
+def doomed() -> None:
+    time.sleep(3600)
+
+
+with tags("colony"):
+    doomed.with_options(flow_run_name=sys.argv[1])()
+"""
+
+
+@pytest.fixture
+def api(prefect_server: PrefectServer) -> Iterator[PrefectServer]:
+    with temporary_settings({PREFECT_API_URL: prefect_server.api_url}):
+        yield prefect_server
+
+
+def test_ensuring_twice_leaves_one_automation(api: PrefectServer) -> None:
+    ensure_zombie_automation()
+    assert ensure_zombie_automation() == "updated"
+    with get_client(sync_client=True) as client:
+        assert len(client.read_automations_by_name(ZOMBIE_AUTOMATION)) == 1
+
+
+def poll_flow_run(name: str, seconds: float, done: str) -> FlowRun:
+    deadline = time.monotonic() + seconds
+    with get_client(sync_client=True) as client:
+        while True:
+            runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=[name])))
+            if runs and runs[0].state is not None and runs[0].state.name == done:
+                return runs[0]
+            assert time.monotonic() < deadline, f"the run never became {done}: {runs and runs[0].state}"
+            time.sleep(1)
+
+
+def wait_for_heartbeat(flow_run: FlowRun, seconds: float = 60) -> None:
+    heartbeats = EventFilter(
+        event=EventNameFilter(name=["prefect.flow-run.heartbeat"]),
+        resource=EventResourceFilter(id=[f"prefect.flow-run.{flow_run.id}"]),
+    )
+    deadline = time.monotonic() + seconds
+    with get_client(sync_client=True) as client:
+        while not client.read_events(filter=heartbeats, limit=1).events:
+            assert time.monotonic() < deadline, "the run sent no heartbeat"
+            time.sleep(1)
+
+
+def test_a_colony_run_whose_process_died_is_marked_crashed(api: PrefectServer, tmp_path: Path) -> None:
+    ensure_zombie_automation()
+    script = tmp_path / "doomed.py"
+    script.write_text(DOOMED_FLOW)
+    name = f"doomed-{uuid4()}"
+    process = subprocess.Popen(
+        [sys.executable, str(script), name],
+        env=api.env(**FLOW_RUN_ENV),
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    try:
+        running = poll_flow_run(name, seconds=60, done="Running")
+        wait_for_heartbeat(running)
+    finally:
+        process.kill()  # the machine is gone: no final state is ever reported
+        process.wait()
+    grace = MISSED_HEARTBEATS * HEARTBEAT_SECONDS + 90  # the automation's window, then its evaluation
+    crashed = poll_flow_run(name, seconds=grace, done="Crashed")
+    assert crashed.state is not None and "missing heartbeats" in (crashed.state.message or "")
