@@ -1,27 +1,27 @@
-"""Every Colony deployment, for ``colony up`` to serve (prefect.yaml declares the same five).
+"""Colony's deployments, as ``colony up`` serves them: read from prefect.yaml, the one place they are defined.
 
-The tick runs on an interval (every minute by default), the pruning report daily; the
-gated action, the tool call and the HPC job run when triggered from the UI, the API or agent code.
-Every flow run gets ``FLOW_RUN_ENV``: heartbeats, so a run whose process died is marked Crashed
-(``colony.cli.zombies``), and a console handler that survives the death of its worker's pipes.
+``prefect deploy --all`` (and so ``colony deploy``) reads prefect.yaml for a work pool;
+``colony up`` serves the same entries in its own process, so the two can never disagree:
+each entry's name, description, tags, parameters and schedules come from the file, and its
+flow from its entrypoint. Every flow run gets ``FLOW_RUN_ENV``: heartbeats, so a run whose
+process died is marked Crashed (``colony.cli.zombies``), and a console handler that
+survives the death of its worker's pipes (prefect.yaml's work pool sets the same).
 """
 
 from __future__ import annotations
 
+import importlib
 from datetime import timedelta
+from pathlib import Path
+from typing import Any, cast
 
+import yaml
+from prefect import Flow
 from prefect.deployments.runner import RunnerDeployment
 
-from flows.colony_tick import colony_tick
-from flows.gated_action import gated_action
-from flows.hpc_job import hpc_job
-from flows.pruning_report import pruning_report
-from flows.tool_call import tool_call
+__all__ = ["FLOW_RUN_ENV", "HEARTBEAT_SECONDS", "PREFECT_YAML", "deployments", "entries"]
 
-__all__ = ["DAILY_PRUNING_CRON", "FLOW_RUN_ENV", "HEARTBEAT_SECONDS", "TICK_INTERVAL_SECONDS", "deployments"]
-
-TICK_INTERVAL_SECONDS = 60
-DAILY_PRUNING_CRON = "0 3 * * *"
+PREFECT_YAML = Path(__file__).resolve().parents[1] / "prefect.yaml"
 HEARTBEAT_SECONDS = 30  # Prefect's minimum; a run is a zombie after three missed beats
 FLOW_RUN_ENV = {
     "PREFECT_FLOWS_HEARTBEAT_FREQUENCY": str(HEARTBEAT_SECONDS),
@@ -29,37 +29,36 @@ FLOW_RUN_ENV = {
 }
 
 
-def deployments(
-    tick_interval_seconds: float = TICK_INTERVAL_SECONDS, pruning_cron: str = DAILY_PRUNING_CRON
-) -> list[RunnerDeployment]:
-    """The five deployments, named as in prefect.yaml."""
-    tags = ["colony"]
-    return [
-        colony_tick.to_deployment(
-            name="colony-tick",
-            interval=timedelta(seconds=tick_interval_seconds),
-            tags=tags,
-            description="Advance the colony one tick (evaporation, expiry) and publish its status.",
-        ),
-        pruning_report.to_deployment(
-            name="pruning-report",
-            cron=pruning_cron,
-            tags=tags,
-            description="The pruning daemon's advisory report, as an artifact.",
-        ),
-        gated_action.to_deployment(
-            name="gated-action",
-            tags=tags,
-            description="Run one tool action through the gate; a held action waits for approval here.",
-        ),
-        tool_call.to_deployment(
-            name="tool-call",
-            tags=tags,
-            description="Run one catalog tool by name with JSON arguments.",
-        ),
-        hpc_job.to_deployment(
-            name="hpc-job",
-            tags=tags,
-            description="Submit, upload, poll and fetch one HPC tool run on AWS Batch.",
-        ),
-    ]
+def entries(path: Path = PREFECT_YAML) -> list[dict[str, Any]]:
+    """The ``deployments`` of prefect.yaml, as written."""
+    document = yaml.safe_load(path.read_text(encoding="utf-8"))
+    return cast("list[dict[str, Any]]", document["deployments"])
+
+
+def deployments(tick_interval_seconds: float | None = None, path: Path = PREFECT_YAML) -> list[RunnerDeployment]:
+    """Every deployment prefect.yaml declares, ready to serve; ``tick_interval_seconds`` overrides the tick's."""
+    served = []
+    for entry in entries(path):
+        options: dict[str, Any] = {
+            "name": entry["name"],
+            "description": entry.get("description"),
+            "tags": entry.get("tags") or [],
+            "parameters": entry.get("parameters") or {},
+        }
+        schedules = entry.get("schedules") or []
+        if entry["name"] == "colony-tick" and tick_interval_seconds is not None:
+            schedules = [{"interval": tick_interval_seconds}]
+        for schedule in schedules:
+            if "interval" in schedule:
+                options["interval"] = timedelta(seconds=float(schedule["interval"]))
+            elif "cron" in schedule:
+                options["cron"] = schedule["cron"]
+        served.append(cast("RunnerDeployment", _flow(entry["entrypoint"]).to_deployment(**options)))
+    return served
+
+
+def _flow(entrypoint: str) -> Flow[..., Any]:
+    """The flow an entrypoint (``flows/tool_call.py:tool_call``) names, imported as a module of this package."""
+    file, _, name = entrypoint.partition(":")
+    module = importlib.import_module(file.removesuffix(".py").replace("/", "."))
+    return cast("Flow[..., Any]", getattr(module, name))

@@ -67,7 +67,9 @@ def up(
     gateway_port: Annotated[
         int, typer.Option(min=1, max=65535, help="Port of the HTTP gateway and /mcp (on 127.0.0.1).")
     ] = 8787,
-    tick_interval: Annotated[float, typer.Option(help="Seconds between colony ticks.")] = 60.0,
+    tick_interval: Annotated[
+        float | None, typer.Option(help="Seconds between colony ticks (default: prefect.yaml's).")
+    ] = None,
 ) -> None:
     """Start Prefect (server and UI) and the gateway, and serve every Colony deployment until Ctrl-C."""
     from prefect import serve
