@@ -4,7 +4,8 @@
 the tool's version and the hash of the definition the surfaces serve.
 ``colony tools check`` then reports a tool whose served definition changed
 while its version did not grow (semantic-version precedence: a lower version
-is a downgrade, always an error).
+is a downgrade, always an error), and one whose change breaks callers (see
+``colony.surfaces.contract``) without a MAJOR bump, as seed 004's versioning asks.
 """
 
 from __future__ import annotations
@@ -13,8 +14,10 @@ import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from enum import StrEnum
+from typing import Any
 
 from colony.catalog import ToolEntry, planner_visible, resolve_capability
+from colony.surfaces.contract import breaking_changes, contract_of
 from colony.surfaces.definitions import served_definition
 
 __all__ = ["PIN_KEY", "PinState", "PinStatus", "check_pins", "pin_entries", "semver_key"]
@@ -30,13 +33,19 @@ class PinState(StrEnum):
     UNPINNED = "unpinned"
     REPIN_NEEDED = "repin_needed"
     CHANGED_WITHOUT_BUMP = "changed_without_bump"
+    BREAKING_WITHOUT_MAJOR = "breaking_without_major"
     DOWNGRADED = "downgraded"
     BAD_PIN = "bad_pin"
 
     @property
     def is_error(self) -> bool:
         """Whether ``colony tools check`` fails on this state."""
-        return self in (PinState.CHANGED_WITHOUT_BUMP, PinState.DOWNGRADED, PinState.BAD_PIN)
+        return self in (
+            PinState.CHANGED_WITHOUT_BUMP,
+            PinState.BREAKING_WITHOUT_MAJOR,
+            PinState.DOWNGRADED,
+            PinState.BAD_PIN,
+        )
 
 
 @dataclass(frozen=True)
@@ -63,9 +72,10 @@ def semver_key(version: str) -> tuple[int, int, int, int, tuple[tuple[int, int |
     return int(major), int(minor), int(patch), 0 if pre else 1, identifiers
 
 
-def _current(entry: ToolEntry) -> dict[str, str]:
+def _current(entry: ToolEntry) -> dict[str, Any]:
     cls = resolve_capability(entry)
-    return {"version": cls.spec.version, "sha256": served_definition(cls).sha256}
+    definition = served_definition(cls)
+    return {"version": cls.spec.version, "sha256": definition.sha256, "contract": contract_of(definition)}
 
 
 def pin_entries(entries: Mapping[str, ToolEntry]) -> dict[str, ToolEntry]:
@@ -89,7 +99,7 @@ def check_pins(entries: Mapping[str, ToolEntry]) -> list[PinStatus]:
     return statuses
 
 
-def _compare(name: str, pin: dict[str, object], now: dict[str, str]) -> PinStatus:
+def _compare(name: str, pin: dict[str, Any], now: dict[str, Any]) -> PinStatus:
     pinned_version = str(pin.get("version"))
     try:
         current, pinned = semver_key(now["version"]), semver_key(pinned_version)
@@ -114,8 +124,25 @@ def _compare(name: str, pin: dict[str, object], now: dict[str, str]) -> PinStatu
             f"still {now['version']}; bump spec.version, then run `colony tools pin` "
             f"(pinned {str(pin.get('sha256'))[:12]}, now {now['sha256'][:12]})",
         )
+    contract = pin.get("contract")
+    breaking = breaking_changes(contract, now["contract"]) if isinstance(contract, dict) else []
+    if breaking and not _major_bump(current, pinned):
+        return PinStatus(
+            name,
+            PinState.BREAKING_WITHOUT_MAJOR,
+            f"{name}: {'; '.join(breaking)}: a change that breaks callers needs a MAJOR version "
+            f"(pinned {pinned_version}, now {now['version']}); release it as {pinned[0] + 1}.0.0 or keep the "
+            "contract, then run `colony tools pin`",
+        )
     return PinStatus(
         name,
         PinState.REPIN_NEEDED,
         f"{name}: v{pinned_version} -> v{now['version']} with a new definition; run `colony tools pin` to record it",
     )
+
+
+def _major_bump(current: tuple[Any, ...], pinned: tuple[Any, ...]) -> bool:
+    """Whether ``current`` may break callers of ``pinned``: a new MAJOR (or, before 1.0.0, a new MINOR; semver 4)."""
+    if pinned[0] == 0:
+        return current[:2] > pinned[:2]
+    return bool(current[0] > pinned[0])

@@ -144,3 +144,27 @@ class Spinner(LocalToolCapability):
         if explode:
             raise RuntimeError("boom")
         return {"pid": os.getpid()}
+
+
+class AppendNoteRenamed(LocalToolCapability):
+    """The tool with its input renamed (``note`` -> ``line``): calls written for 1.0.0 now fail."""
+
+    spec = AppendNote.spec.model_copy(update={"version": "1.1.0"})
+
+    @action_executor
+    def append_note(self, *, line: Annotated[str, Field(min_length=1, description="The line to append.")]) -> Appended:
+        """Append ``line`` as one line to the notes file.
+
+        Args:
+            line: The line to append; must not be empty.
+
+        Returns:
+            {"path": the file, "notes": lines it now holds}.
+        """
+        return AppendNote().append_note(note=line)
+
+
+class AppendNoteRenamedMajor(AppendNoteRenamed):
+    """The same breaking change, released as a new MAJOR version."""
+
+    spec = AppendNote.spec.model_copy(update={"version": "2.0.0"})

@@ -10,9 +10,16 @@ from typer.testing import CliRunner
 
 from colony.catalog import ToolEntry, load_registry, save_registry
 from colony.cli import app
+from colony.surfaces.contract import breaking_changes, contract_of
 from colony.surfaces.definitions import definition_hash, served_definition
 from colony.surfaces.pinning import PIN_KEY, PinState, check_pins, pin_entries, semver_key
-from tests.colony.surfaces.sample_tools import AppendNote, AppendNoteBumped, AppendNoteReworded
+from tests.colony.surfaces.sample_tools import (
+    AppendNote,
+    AppendNoteBumped,
+    AppendNoteRenamed,
+    AppendNoteRenamedMajor,
+    AppendNoteReworded,
+)
 from tools.unit_convert import UnitConvert
 
 MODULE = "tests.colony.surfaces.sample_tools"
@@ -33,7 +40,11 @@ def test_the_hash_covers_what_an_agent_reads() -> None:
 def test_pin_then_check() -> None:
     pinned = pin_entries({"append_note": entry("AppendNote")})
     pin = pinned["append_note"].extra[PIN_KEY]
-    assert pin == {"version": "1.0.0", "sha256": served_definition(AppendNote).sha256}
+    assert pin == {
+        "version": "1.0.0",
+        "sha256": served_definition(AppendNote).sha256,
+        "contract": contract_of(served_definition(AppendNote)),
+    }
     assert [status.state for status in check_pins(pinned)] == [PinState.PINNED]
 
 
@@ -48,6 +59,41 @@ def test_a_silent_change_is_reported_and_a_bump_asks_for_a_new_pin() -> None:
     assert status.state is PinState.REPIN_NEEDED and "v1.0.0 -> v1.1.0" in status.message
     assert check_pins({"append_note": entry("AppendNote")})[0].state is PinState.UNPINNED
     assert AppendNoteBumped.spec.version == "1.1.0"
+
+
+def test_a_change_that_breaks_callers_needs_a_major_version() -> None:
+    pin = pin_entries({"append_note": entry("AppendNote")})["append_note"].extra
+    (minor,) = check_pins({"append_note": entry("AppendNoteRenamed").model_copy(update={"extra": pin})})
+    assert minor.state is PinState.BREAKING_WITHOUT_MAJOR and minor.state.is_error
+    assert "input 'note' was removed" in minor.message and "input 'line' is now required" in minor.message
+    assert "release it as 2.0.0" in minor.message
+    (major,) = check_pins({"append_note": entry("AppendNoteRenamedMajor").model_copy(update={"extra": pin})})
+    assert major.state is PinState.REPIN_NEEDED
+    assert AppendNoteRenamed.spec.version == "1.1.0" and AppendNoteRenamedMajor.spec.version == "2.0.0"
+
+
+def test_only_what_callers_depend_on_is_breaking() -> None:
+    before = contract_of(served_definition(AppendNote))
+    assert breaking_changes(before, contract_of(served_definition(AppendNoteReworded))) == []  # words only
+    wider = {**before, "inputs": {**before["inputs"], "tag": "x"}, "outputs": [*before["outputs"], "extra"]}
+    assert breaking_changes(before, wider) == []  # a new optional input, a new output
+    assert breaking_changes(before, {**before, "outputs": []}) == [
+        f"output {name!r} was removed" for name in before["outputs"]
+    ]
+    assert breaking_changes(before, {**before, "inputs": {**before["inputs"], "note": "changed"}}) == [
+        "input 'note' changed its type or constraints"
+    ]
+
+
+def test_a_version_zero_tool_may_break_on_a_minor_bump() -> None:
+    from colony.surfaces.pinning import _major_bump
+
+    assert _major_bump(semver_key("0.3.0"), semver_key("0.2.5")) and not _major_bump(
+        semver_key("0.2.6"), semver_key("0.2.5")
+    )
+    assert _major_bump(semver_key("2.0.0"), semver_key("1.9.0")) and not _major_bump(
+        semver_key("1.10.0"), semver_key("1.9.0")
+    )
 
 
 def test_the_repository_catalog_is_pinned() -> None:
