@@ -14,18 +14,22 @@ from dataclasses import replace
 from typing import Any, TypeVar
 
 from pydantic import ValidationError
-from sqlalchemy import Connection
+from sqlalchemy import Connection, select, update
 
-from colony.errors import AttestationError, FieldError, KernelInputError
+from colony.errors import ApprovalError, AttestationError, FieldError, KernelInputError, UnknownApprovalError
 from colony.kernel.actions import ActionKind, resolve_kind
+from colony.kernel.approvals import Approvals, to_approval
 from colony.kernel.attestation import Attestor, Claims, load_secret
-from colony.kernel.checks import check_name
+from colony.kernel.checks import check_name, check_text
 from colony.kernel.consequences import ConsequenceMemory
 from colony.kernel.falsification import FalsificationWorker
 from colony.kernel.gate import ActuationGate, GateInputs, pressure
 from colony.kernel.ledger import BUDGET_DIMENSIONS, ResourceLedger
 from colony.kernel.models import (
     AgentProfile,
+    Approval,
+    ApprovalClaim,
+    ApprovalState,
     AttestationMode,
     ColonySignal,
     ColonyStatus,
@@ -44,18 +48,19 @@ from colony.kernel.models import (
     SignalType,
 )
 from colony.kernel.pheromones import Deposit, PheromoneStore
-from colony.kernel.proposals import new_proposal_id, read_for_gate, store_proposal
+from colony.kernel.proposals import new_proposal_id, open_reservation, read_for_gate, store_proposal
 from colony.kernel.pruning import PruningDaemon, RegistryEntry
 from colony.kernel.reservations import Reservations, held_by
 from colony.kernel.roles import AgentRow, RoleAdapter
 from colony.kernel.settings import KernelSettings
 from colony.kernel.status import StatusReporter
-from colony.kernel.store import Store
+from colony.kernel.store import Store, tables
 from colony.kernel.ticks import TickKeys
 
 __all__ = ["ColonyKernel"]
 
 M = TypeVar("M", bound=KernelModel)
+MAX_NOTE = 10_000
 
 
 def _coerce(model: type[M], value: M | Mapping[str, Any], field: str = "request") -> M:
@@ -105,6 +110,7 @@ class ColonyKernel:
         self.pruner = PruningDaemon()
         self.reporter = StatusReporter(self.pheromones, self.ledger, self.roles)
         self.reservations = Reservations(self.ledger, self.roles)
+        self.approvals = Approvals(self.roles, self.pheromones, self.settings.approval_ttl_seconds)
         secret = self.settings.attestation_secret
         key = secret.get_secret_value().encode() if secret else self.store.run(load_secret)
         self.attestor = Attestor(key, self.settings.attestation_ttl_seconds)
@@ -185,6 +191,13 @@ class ColonyKernel:
                 pressure=pressure(reading.strengths),
             )
             outcome = self.gate.decide(inputs)
+            if request.require_approval and outcome.decision is Decision.EXECUTE:
+                outcome = replace(
+                    outcome,
+                    decision=Decision.HOLD,
+                    reason=f"{outcome.reason}; a person must approve this call",
+                    required_evidence=[*outcome.required_evidence, "human_approval"],
+                )
             period, claims = None, None
             if outcome.decision is Decision.EXECUTE:
                 period = self.ledger.reserve(connection, estimate, now)
@@ -204,6 +217,9 @@ class ColonyKernel:
                 evidence = {"proposal_id": proposal_id, "action_type": request.action_type}
                 deposit = Deposit(request.target, SignalType.FAILURE, source=SignalSource.AGENT, evidence=evidence)
                 self.pheromones.deposit(connection, deposit, now=now, tick=reading.tick)
+            approval = None
+            if outcome.decision is Decision.HOLD:
+                approval = self.approvals.open(connection, proposal_id, request, outcome, report, estimate, now)
             return GateVerdict(
                 decision=outcome.decision,
                 gate_score=outcome.gate_score,
@@ -213,9 +229,231 @@ class ColonyKernel:
                 falsification_severity=severity,
                 proposal_id=proposal_id,
                 authorization=self.attestor.sign(claims) if claims else None,
+                approval_id=approval.approval_id if approval else None,
+                approval_expires_at=approval.expires_at if approval else None,
             )
 
         return self.store.run(work)
+
+    # -- approvals ---------------------------------------------------------------------------------
+
+    def approve(self, approval_id: str, reviewer: str, note: str = "") -> Approval:
+        """Approve a pending request: reserve its budget and issue its proposal's one-time authorization.
+
+        Raises:
+            UnknownApprovalError: No request has that id.
+            ApprovalError: It was already decided, it expired (it is recorded as expired), or the
+                budget cannot carry it now (it stays pending).
+        """
+        approval_id, reviewer, note = self._decision_input(approval_id, reviewer, note)
+        now = self.clock()
+
+        def work(connection: Connection) -> Approval | ApprovalError:
+            row = self.approvals.decide(connection, approval_id, ApprovalState.APPROVED, reviewer, note, now)
+            if row is None:
+                return self._undecidable(connection, approval_id, now)
+            estimate = {"llm_calls": row["estimate_llm_calls"], "runtime_seconds": row["estimate_runtime_seconds"]}
+            period = self.ledger.reserve(connection, estimate, now)
+            if period is None:
+                raise ApprovalError(
+                    f"approval {approval_id}: the budget cannot carry the held call now "
+                    f"({estimate}); it stays pending: approve it after the budget period rolls over",
+                    approval_id=approval_id,
+                    state=ApprovalState.PENDING.value,
+                )
+            claims = None
+            if self.settings.attestation is not AttestationMode.OFF:
+                claims = self.attestor.issue(row["proposal_id"], row["agent_id"], row["action"], row["target"], now)
+            expires_at = now + self.settings.attestation_ttl_seconds
+            open_reservation(connection, row["proposal_id"], period, estimate, claims, expires_at)
+            return to_approval(row)
+
+        return self._raise_or_return(self.store.run(work))
+
+    def reject(self, approval_id: str, reviewer: str, note: str = "") -> Approval:
+        """Reject a pending request and record the refusal (trust, counters, history, a FAILURE trace).
+
+        Raises:
+            UnknownApprovalError: No request has that id.
+            ApprovalError: It was already decided, or it expired (it is recorded as expired).
+        """
+        approval_id, reviewer, note = self._decision_input(approval_id, reviewer, note)
+        now = self.clock()
+
+        def work(connection: Connection) -> Approval | ApprovalError:
+            row = self.approvals.decide(connection, approval_id, ApprovalState.REJECTED, reviewer, note, now)
+            if row is None:
+                return self._undecidable(connection, approval_id, now)
+            self.approvals.record_refusal(connection, row, now)
+            return to_approval(row)
+
+        return self._raise_or_return(self.store.run(work))
+
+    def claim_approval(
+        self, approval_id: str, *, agent_id: str, tool: str, action: str, arguments_digest: str
+    ) -> ApprovalClaim:
+        """Hand an approved request's authorization to the call it approved: once, and only if it matches.
+
+        Raises:
+            UnknownApprovalError: No request has that id.
+            ApprovalError: It is not approved, was already executed, names another agent, tool,
+                action or arguments, or its authorization lapsed.
+        """
+        approval_id = check_name(approval_id, "approval_id", 64)
+        agent_id = check_name(agent_id, "agent_id", 256)
+        now = self.clock()
+
+        def work(connection: Connection) -> ApprovalClaim | ApprovalError:
+            row = self.approvals.claim(connection, approval_id, agent_id, tool, action, arguments_digest, now)
+            if row is None:
+                return self._unclaimable(connection, approval_id, agent_id, tool, action, arguments_digest)
+            proposal = connection.execute(
+                select(tables.proposals).where(tables.proposals.c.proposal_id == row["proposal_id"])
+            ).one()
+            if proposal.reservation != "open" or proposal.expires_at <= now:
+                raise ApprovalError(
+                    f"approval {approval_id}: its authorization lapsed (the approved call was not run before "
+                    f"{proposal.expires_at:.0f}); ask again",
+                    approval_id=approval_id,
+                    state=row["state"],
+                )
+            token = None
+            if proposal.token_nonce is not None:
+                claims = Claims(
+                    row["proposal_id"],
+                    row["agent_id"],
+                    row["action"],
+                    row["target"],
+                    proposal.expires_at,
+                    proposal.token_nonce,
+                )
+                token = self.attestor.sign(claims)
+            return ApprovalClaim(approval=to_approval(row), authorization=token)
+
+        return self._raise_or_return(self.store.run(work))
+
+    def get_approval(self, approval_id: str) -> Approval:
+        """One request (an overdue pending one is expired first, so what is read is true now)."""
+        approval_id = check_name(approval_id, "approval_id", 64)
+        now = self.clock()
+        row = self.store.run(lambda connection: self.approvals.get(connection, approval_id), write=False)
+        if row is None:
+            raise UnknownApprovalError(approval_id)
+        if row["state"] == ApprovalState.PENDING.value and row["expires_at"] <= now:
+            row = self.store.run(lambda connection: self._expired_then_get(connection, approval_id, now))
+        return to_approval(row)
+
+    def list_approvals(
+        self, *, state: ApprovalState | str | None = None, agent_id: str | None = None
+    ) -> list[Approval]:
+        """Requests newest first (at most 500), optionally one state's or one agent's; overdue ones expired first."""
+        wanted = self._state(state)
+        if agent_id is not None:
+            agent_id = check_name(agent_id, "agent_id", 256)
+        now = self.clock()
+
+        def read(connection: Connection) -> list[Approval]:
+            return self.approvals.list(connection, wanted, agent_id)
+
+        found = self.store.run(read, write=False)
+        if any(a.state is ApprovalState.PENDING and a.expires_at <= now for a in found):
+            self.store.run(lambda connection: self.approvals.expire_due(connection, now))
+            found = self.store.run(read, write=False)
+        return found
+
+    def attach_flow_run(self, approval_id: str, flow_run_id: str) -> Approval:
+        """Note the Prefect flow run that waits on a request (so a decision elsewhere can resume it)."""
+        approval_id = check_name(approval_id, "approval_id", 64)
+        flow_run_id = check_name(flow_run_id, "flow_run_id", 64)
+
+        def work(connection: Connection) -> dict[str, Any] | None:
+            connection.execute(
+                update(tables.approvals)
+                .where(tables.approvals.c.approval_id == approval_id)
+                .values(flow_run_id=flow_run_id)
+            )
+            return self.approvals.get(connection, approval_id)
+
+        row = self.store.run(work)
+        if row is None:
+            raise UnknownApprovalError(approval_id)
+        return to_approval(row)
+
+    @staticmethod
+    def _decision_input(approval_id: Any, reviewer: Any, note: Any) -> tuple[str, str, str]:
+        approval_id = check_name(approval_id, "approval_id", 64)
+        reviewer = check_name(reviewer, "reviewer", 256)
+        if not isinstance(note, str) or len(note) > MAX_NOTE:
+            raise KernelInputError.for_field(
+                "note", f"{type(note).__name__} given", expected=f"text of at most {MAX_NOTE}"
+            )
+        return approval_id, reviewer, check_text(note, "note")
+
+    @staticmethod
+    def _state(state: ApprovalState | str | None) -> ApprovalState | None:
+        if state is None:
+            return None
+        try:
+            return ApprovalState(state)
+        except ValueError:
+            known = "|".join(s.value for s in ApprovalState)
+            raise KernelInputError.for_field("state", f"unknown approval state {state!r}", expected=known) from None
+
+    @staticmethod
+    def _raise_or_return(result: M | ApprovalError) -> M:
+        """Errors decided inside a transaction that must still commit (an expiry it recorded) are raised here."""
+        if isinstance(result, ApprovalError):
+            raise result
+        return result
+
+    def _expired_then_get(self, connection: Connection, approval_id: str, now: float) -> dict[str, Any]:
+        self.approvals.expire_due(connection, now)
+        row = self.approvals.get(connection, approval_id)
+        assert row is not None
+        return row
+
+    def _undecidable(self, connection: Connection, approval_id: str, now: float) -> ApprovalError:
+        """Why a request could not be decided; an overdue pending one is expired (and recorded) now."""
+        row = self.approvals.get(connection, approval_id)
+        if row is None:
+            return UnknownApprovalError(approval_id)
+        if row["state"] == ApprovalState.PENDING.value:
+            self.approvals.expire_due(connection, now)
+            return ApprovalError(
+                f"approval {approval_id} expired at {row['expires_at']:.0f}: it can no longer be decided "
+                "(its refusal is recorded)",
+                approval_id=approval_id,
+                state=ApprovalState.EXPIRED.value,
+            )
+        by = f" by {row['reviewer']}" if row["reviewer"] else ""
+        return ApprovalError(
+            f"approval {approval_id} was already {row['state']}{by}: it is decided once",
+            approval_id=approval_id,
+            state=row["state"],
+        )
+
+    def _unclaimable(
+        self, connection: Connection, approval_id: str, agent_id: str, tool: str, action: str, digest: str
+    ) -> ApprovalError:
+        row = self.approvals.get(connection, approval_id)
+        if row is None:
+            return UnknownApprovalError(approval_id)
+        state = row["state"]
+        for name, given in (("agent_id", agent_id), ("tool", tool), ("action", action), ("arguments", digest)):
+            stored = row["arguments_digest" if name == "arguments" else name]
+            if stored != given:
+                return ApprovalError(
+                    f"approval {approval_id} does not cover this call: its {name} differs from the approved one",
+                    approval_id=approval_id,
+                    state=state,
+                )
+        if state == ApprovalState.APPROVED.value:
+            return ApprovalError(
+                f"approval {approval_id} was already executed once: an approval runs its call once",
+                approval_id=approval_id,
+                state=state,
+            )
+        return ApprovalError(f"approval {approval_id} is {state}, not approved", approval_id=approval_id, state=state)
 
     # -- consequences ------------------------------------------------------------------------------
 
@@ -424,7 +662,7 @@ class ColonyKernel:
         return self.store.run(work)
 
     def tick(self, key: str | None = None) -> ColonyStatus:
-        """Advance one tick: release lapsed reservations, evaporate, drop expired traces; return the status.
+        """Advance one tick: release lapsed reservations, expire overdue approvals, evaporate; return the status.
 
         Args:
             key: The scheduled run's identity (its id or scheduled time). A tick with a key
@@ -439,6 +677,7 @@ class ColonyKernel:
             if key is not None and not TickKeys.claim(connection, key, now):
                 return self.reporter.snapshot(connection, now)
             self.reservations.expire_due(connection, now)
+            self.approvals.expire_due(connection, now)
             tick = self.pheromones.evaporate(connection)
             if key is not None:
                 TickKeys.applied(connection, key, tick)
