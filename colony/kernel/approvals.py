@@ -164,7 +164,7 @@ class Approvals:
 
     @staticmethod
     def decide(
-        connection: Connection, approval_id: str, state: ApprovalState, reviewer: str, note: str, now: float
+        connection: Connection, approval_id: str, state: ApprovalState, reviewer: str | None, note: str, now: float
     ) -> dict[str, Any] | None:
         """Move a pending, unexpired request to ``state``; its row, or None when it was not pending (or overdue)."""
         values = {"approval": approval_id, "state": state.value, "reviewer": reviewer, "note": note, "now": now}
@@ -203,7 +203,7 @@ class Approvals:
         if rejected:
             what = f"not run: held, and rejected by {row['reviewer']}: {row['note'] or 'no note'}"
         else:
-            what = f"not run: held, and nobody decided before the approval request expired at {row['expires_at']:.0f}"
+            what = f"not run: held, and nobody decided in time (approval {row['approval_id']} expired)"
         ConsequenceMemory.store(
             connection,
             ConsequenceRecord(

@@ -289,6 +289,25 @@ class ColonyKernel:
 
         return self._raise_or_return(self.store.run(work))
 
+    def expire_approval(self, approval_id: str, note: str = "nobody decided in time") -> Approval:
+        """Expire a pending request now (the process that waited gave up) and record the refusal.
+
+        Raises:
+            UnknownApprovalError: No request has that id.
+            ApprovalError: It was already decided (or expired).
+        """
+        approval_id, _, note = self._decision_input(approval_id, "colony", note)
+        now = self.clock()
+
+        def work(connection: Connection) -> Approval | ApprovalError:
+            row = self.approvals.decide(connection, approval_id, ApprovalState.EXPIRED, None, note, now)
+            if row is None:
+                return self._undecidable(connection, approval_id, now)
+            self.approvals.record_refusal(connection, row, now)
+            return to_approval(row)
+
+        return self._raise_or_return(self.store.run(work))
+
     def claim_approval(
         self, approval_id: str, *, agent_id: str, tool: str, action: str, arguments_digest: str
     ) -> ApprovalClaim:
