@@ -28,7 +28,6 @@ __all__ = [
 
 KERNEL_ADMIN = "kernel:admin"
 KERNEL_APPROVE = "kernel:approve"
-KERNEL_READ = "kernel:read"
 KERNEL_PERMISSIONS: Mapping[str, str] = {
     "colony_propose_action": "kernel:propose",
     "colony_record_outcome": "kernel:record",
@@ -76,8 +75,11 @@ def authorize_approval_decision(principal: Principal, requested_by: str) -> None
 
 
 def visible_approvals(principal: Principal, agent_id: str | None) -> str | None:
-    """The agent whose requests ``principal`` may read: anyone's for an operator (``None`` = all), else its own."""
-    principal.require([KERNEL_READ], "reading approval requests")
+    """The agent whose requests ``principal`` may read: anyone's for an operator (``None`` = all), else its own.
+
+    No capability token is needed to read one's own requests: an agent whose call was held
+    must be able to see why and whether it was decided.
+    """
     if principal.operator:
         return agent_id
     if agent_id is not None and agent_id != principal.agent_id:

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 
 from colony.errors import CallTimeoutError, CapabilityDeniedError, PeerError, ToolInputError, UnknownToolError
-from colony.runtime import CallRequest, Principal, Runtime
+from colony.runtime import CallRequest, CallStatus, Principal, Runtime
 from colony.surfaces.error_mapping import rebuild_error
 from colony.surfaces.gateway.models import ToolCallRequest
 from colony.surfaces.gateway.settings import GatewaySettings, Peer
@@ -32,6 +32,12 @@ class Routed:
     node: str
     verdict: dict[str, Any] | None = None
     record: dict[str, Any] | None = None
+    approval: dict[str, Any] | None = None
+
+    @property
+    def held(self) -> bool:
+        """Whether the call waits for a person (its approval request is pending)."""
+        return self.approval is not None and self.approval.get("state") == "pending"
 
 
 class Router:
@@ -72,9 +78,19 @@ class Router:
             rationale=request.rationale,
             rollback_plan=request.rollback_plan,
             evidence=request.evidence,
+            approval_id=request.approval_id,
         )
-        outcome = (await self.runtime.call(call, principal)).raise_for_status()
-        return Routed(result=outcome.result, node=self.settings.node, verdict=outcome.verdict, record=outcome.record)
+        outcome = await self.runtime.call(call, principal)
+        if outcome.status is CallStatus.HELD and outcome.approval is not None:
+            return Routed(None, self.settings.node, verdict=outcome.verdict, approval=outcome.approval)
+        outcome.raise_for_status()
+        return Routed(
+            result=outcome.result,
+            node=self.settings.node,
+            verdict=outcome.verdict,
+            record=outcome.record,
+            approval=outcome.approval,
+        )
 
     async def _from_peers(self, request: ToolCallRequest, caller: str) -> Routed:
         """The first peer that lists the tool and can be reached runs it.
@@ -108,6 +124,10 @@ class Router:
             headers={"x-colony-agent": caller},
         )
         body = _json_body(peer, response)
+        if response.status_code == 202 and isinstance(body.get("approval"), dict):  # held at the peer
+            return Routed(
+                None, str(body.get("node") or peer.url), verdict=body.get("verdict"), approval=body["approval"]
+            )
         if not body.get("ok"):
             raise rebuild_error(body.get("error"), response.status_code)
         return Routed(
