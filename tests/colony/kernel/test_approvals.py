@@ -20,7 +20,7 @@ from colony.kernel import (
     arguments_digest,
 )
 from tests.colony.kernel.conftest import FakeClock, good_plan
-from tests.colony.kernel.workers import decide_approval
+from tests.colony.kernel.workers import claim_approved, decide_approval
 
 ARGUMENTS = {"path": "pkg/parser.py", "line": 3}
 
@@ -219,5 +219,19 @@ def test_racing_reviewers_in_processes_decide_once(database_url: str, approve: b
         log = kernel.consequence_log("engineer-1")
         assert len(log) == (0 if final.state is ApprovalState.APPROVED else 1)
         assert_counts_consistent(kernel)
+    finally:
+        kernel.close()
+
+
+def test_racing_resubmissions_in_processes_claim_once(database_url: str) -> None:
+    kernel = ColonyKernel(KernelSettings(database_url=database_url, attestation_secret="shared-test-key"))
+    try:
+        approval_id = hold(kernel)
+        kernel.approve(approval_id, "ops", "")
+        start = time.time() + 0.5
+        args = [(database_url, approval_id, arguments_digest(ARGUMENTS), start) for _ in range(4)]
+        with multiprocessing.get_context("fork").Pool(4) as pool:
+            results = pool.starmap(claim_approved, args)
+        assert sorted(results) == ["claimed", "error:approved", "error:approved", "error:approved"]
     finally:
         kernel.close()

@@ -136,3 +136,19 @@ def decide_approval(url: str, approval_id: str, reviewer: str, approve: bool, st
         return f"error:{error.state}"
     finally:
         kernel.close()
+
+
+def claim_approved(url: str, approval_id: str, digest: str, start: float) -> str:
+    """Claim an approved request's authorization in its own process; 'claimed' or the error's state."""
+    kernel = ColonyKernel(KernelSettings(database_url=url, attestation_secret="shared-test-key"))
+    try:
+        while time.time() < start:
+            time.sleep(0.001)
+        kernel.claim_approval(
+            approval_id, agent_id="engineer-1", tool="files", action="patch_file", arguments_digest=digest
+        )
+        return "claimed"
+    except ApprovalError as error:
+        return f"error:{error.state}"
+    finally:
+        kernel.close()
