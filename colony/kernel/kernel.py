@@ -366,6 +366,11 @@ class ColonyKernel(ApprovalOperations):
         agent_id = check_name(agent_id, "agent_id", 256)
         return self.store.run(lambda connection: ConsequenceMemory.all_for(connection, agent_id), write=False)
 
+    def consequence_of(self, proposal_id: str) -> ConsequenceRecord | None:
+        """The history entry that settled a proposal (its outcome, refusal or expiry), or None (extension)."""
+        proposal_id = check_name(proposal_id, "proposal_id", 64)
+        return self.store.run(lambda connection: ConsequenceMemory.for_proposal(connection, proposal_id), write=False)
+
     def set_trust(self, agent_id: str, trust: float) -> AgentProfile:
         """Set an agent's trust, and so its role (extension: an operator's override)."""
         agent_id = check_name(agent_id, "agent_id", 256)

@@ -230,9 +230,7 @@ class Governor:
         """A rejected or expired approval: the kernel recorded the refusal; the caller gets that record."""
 
         def recorded(kernel: Any) -> dict[str, Any] | None:
-            entry = next(
-                (c for c in kernel.consequence_log(approval.agent_id) if c.proposal_id == approval.proposal_id), None
-            )
+            entry = kernel.consequence_of(approval.proposal_id)
             profile = kernel.find_profile(approval.agent_id)
             if entry is None or profile is None:
                 return None

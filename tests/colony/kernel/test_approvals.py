@@ -123,6 +123,7 @@ def test_reject_records_a_refusal(kernel: ColonyKernel) -> None:
     assert log[-1].kind is ConsequenceKind.REJECTION and log[-1].human_feedback == -1.0
     assert "rejected by ops: not on a Friday" in log[-1].actual_outcome
     assert log[-1].trust_after < before.trust_score
+    assert kernel.consequence_of(rejected.proposal_id) == log[-1]
     counts = kernel.proposal_counts("engineer-1")
     assert (counts.total, counts.rejected, counts.held) == (1, 1, 0)
     assert kernel.pheromone_query("pkg.parser", SignalType.FAILURE)
