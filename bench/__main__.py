@@ -3,7 +3,19 @@
 import importlib
 import sys
 
-MODULES = ["foundation", "tools", "adversarial", "kernel", "orchestration", "surfaces", "governance", "sandbox", "hpc"]
+MODULES = [
+    "foundation",
+    "tools",
+    "adversarial",
+    "hostile_load",
+    "kernel",
+    "gate_throughput",
+    "orchestration",
+    "surfaces",
+    "governance",
+    "sandbox",
+    "hpc",
+]
 
 
 def main() -> None:

@@ -1,4 +1,4 @@
-"""Kernel speed: propose_action on a SQLite file vs in-memory, tick cost vs field size, 8 processes on PostgreSQL.
+"""Kernel speed: propose_action on a SQLite file vs in-memory, tick cost vs field size (PostgreSQL: gate_throughput).
 
 Run: ``python -m bench.kernel`` (or ``python -m bench``). Prints figures, never asserts.
 """
@@ -6,13 +6,11 @@ Run: ``python -m bench.kernel`` (or ``python -m bench``). Prints figures, never 
 from __future__ import annotations
 
 import json
-import multiprocessing
 import os
 import statistics
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
 
 from sqlalchemy import insert, update
 
@@ -135,83 +133,10 @@ def bench_tick(directory: Path) -> None:
     large.close()
 
 
-def _pg_worker(url: str, count: int, budget: float, worker: int, ready: Any, results: Any) -> None:
-    """Propose ``count`` times (recording every EXECUTE, attested) once every process is ready.
-
-    Each process is its own agent working on its own module; all share the one budget.
-    """
-    kernel = ColonyKernel(KernelSettings(database_url=url, budget_llm_calls=budget, attestation_secret="bench"))
-    kernel.status()  # connect before the clock starts
-    plan = {**PLAN, "agent_id": f"bench-ant-{worker}", "target": f"pkg.module{worker}"}
-    report = {
-        "agent_id": plan["agent_id"],
-        "action_type": "patch_file",
-        "target": plan["target"],
-        "actual_outcome": "ok",
-    }
-    ready.wait()
-    began = time.time()
-    executed = 0
-    for _ in range(count):
-        verdict = kernel.propose_action(plan)
-        if verdict.decision is Decision.EXECUTE:
-            executed += 1
-            kernel.record_outcome({**report, "tests_passed": True, "llm_calls": 1}, authorization=verdict.authorization)
-    results.put((began, time.time(), executed, count))
-    kernel.close()
-
-
-def _pg_run(url: str, processes: int, each: int, budget: float) -> tuple[float, int, int]:
-    """(proposals/s over all processes, proposals, executed) for one run."""
-    context = multiprocessing.get_context("fork")
-    ready, results = context.Barrier(processes), context.Queue()
-    workers = [
-        context.Process(target=_pg_worker, args=(url, each, budget, worker, ready, results))
-        for worker in range(processes)
-    ]
-    for worker in workers:
-        worker.start()
-    finished = [results.get() for _ in workers]
-    for worker in workers:
-        worker.join()
-    elapsed = max(end for _, end, _, _ in finished) - min(start for start, _, _, _ in finished)
-    total = sum(count for *_, count in finished)
-    return total / elapsed, total, sum(executed for _, _, executed, _ in finished)
-
-
-def bench_postgres(processes: int = 8, each: int = 150, budget: float = 800) -> None:
-    try:
-        from tests.services.postgres import ClusterUnavailable, create_database, temporary_cluster
-    except ImportError:
-        print("postgres: skipped (run from the repository root so tests.services is importable)")
-        return
-    try:
-        with temporary_cluster() as server:
-            for count in (1, processes):
-                url = create_database(server)
-                setup = ColonyKernel(
-                    KernelSettings(database_url=url, budget_llm_calls=budget, attestation_secret="bench")
-                )
-                for worker in range(count):
-                    setup.set_trust(f"bench-ant-{worker}", 0.9)
-                rate, total, executed = _pg_run(url, count, each if count > 1 else each * 2, budget)
-                usage = setup.status().budget_usage["llm_calls"]
-                print(
-                    f"PostgreSQL, {count} process(es): {rate:.0f} proposals/s in total ({total} proposals, "
-                    f"{executed} executed and recorded with attestation, the rest refused for budget)"
-                )
-                overspend = max(0.0, usage.used - usage.max)
-                print(f"  llm_calls used {usage.used:.0f} of {usage.max:.0f}: overspend {overspend:.0f}")
-                setup.close()
-    except ClusterUnavailable as error:
-        print(f"postgres: skipped ({error})")
-
-
 def main() -> None:
     with tempfile.TemporaryDirectory(prefix="colony-bench-") as directory:
         bench_propose(Path(directory))
         bench_tick(Path(directory))
-    bench_postgres()
 
 
 if __name__ == "__main__":

@@ -33,6 +33,7 @@ def median_seconds(function: Callable[[], object], rounds: int) -> float:
 
 def task_overhead() -> None:
     from tasks import action_task
+    from tasks.concurrency import for_this_run
     from tasks.storage import result_location, storage_for
     from tools.unit_convert import UnitConvert
 
@@ -48,8 +49,8 @@ def task_overhead() -> None:
 
     @flow
     def side_by_side() -> dict[str, list[float]]:
-        ours_task = action_task(UnitConvert)
-        bare_tagged = bare_persisted_convert.with_options(tags=ours_task.tags)
+        ours_task = for_this_run(action_task(UnitConvert))  # as TaskExecutor runs it: no limit, no tags
+        bare_tagged = bare_persisted_convert.with_options(tags=action_task(UnitConvert).tags)
         contenders = {
             "ours": ours_task,
             "bare": bare_convert,
@@ -81,7 +82,7 @@ def task_overhead() -> None:
     print(f"bare @task, no persistence:                 {bare * 1000:7.2f} ms")
     print(f"our task on a cache hit:                    {hit * 1000:7.2f} ms")
     print(f"ratio ours / bare persisted (same work):    {ours / persisted:7.2f}  (target <= 1.15)")
-    print(f"ratio ours / bare persisted with our tags:  {ours / tagged:7.2f}")
+    print(f"ratio bare with our tags / bare persisted:  {tagged / persisted:7.2f}  (what a tag limit lookup costs)")
     print(f"ratio ours / bare unpersisted:              {ours / bare:7.2f}")
     print(f"ratio ours hit / bare unpersisted:          {hit / bare:7.2f}")
 

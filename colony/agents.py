@@ -99,11 +99,42 @@ class Agent:
         # The mounts and the spec never change, so the full menu (and its name check) is built once.
         self._menu = self.menu()
         self._by_name = {entry.name: entry for entry in self._menu}
+        self._catalog_generation = -1
+        self._available_tools: dict[str, dict[str, str]] = {}
 
     @property
     def name(self) -> str:
         """The agent's id."""
         return self.spec.name
+
+    @property
+    def available_tools(self) -> dict[str, dict[str, str]]:
+        """Seed 000 step 3: the catalog as a planner sees it now, by tool name (stubs left out).
+
+        Re-projected whenever the registry file changed, so a long-running agent sees a tool
+        added or removed without restarting. The agent's own mounts are fixed at assembly;
+        a mounted tool removed from the catalog is refused when called.
+        """
+        self._refresh_available_tools()
+        return self._available_tools
+
+    def _refresh_available_tools(self) -> bool:
+        """Project the runtime's catalog into ``available_tools`` if it changed; whether it did."""
+        tools = self.runtime.catalog.tools  # re-reads the registry file if it changed
+        generation = self.runtime.catalog.generation
+        if generation == self._catalog_generation:
+            return False
+        self._available_tools = {
+            name: {
+                "purpose": tool.entry.purpose,
+                "capability": tool.entry.capability,
+                "capability_fqn": tool.entry.capability_fqn,
+                "version": tool.cls.spec.version,
+            }
+            for name, tool in sorted(tools.items())
+        }
+        self._catalog_generation = generation
+        return True
 
     def menu(
         self, include_tags: Iterable[str] | None = None, exclude_tags: Iterable[str] | None = None

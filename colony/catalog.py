@@ -12,12 +12,14 @@ from __future__ import annotations
 import importlib
 import json
 import os
+import re
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, NoReturn
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+import pydantic_core
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError, field_validator
 
 from colony.errors import (
     CapabilityResolutionError,
@@ -46,6 +48,19 @@ __all__ = [
 ]
 
 REGISTRY_RELATIVE_PATH = Path(".colony") / "tool-registry.json"
+MAX_EXTRA_DEPTH = 32
+
+
+def _deeper_than(value: Any, limit: int) -> bool:
+    """Whether ``value`` nests lists and dicts more than ``limit`` levels (walked without recursion)."""
+    stack = [(value, 0)]
+    while stack:
+        item, depth = stack.pop()
+        if isinstance(item, dict | list):
+            if depth >= limit:
+                return True
+            stack.extend((child, depth + 1) for child in (item.values() if isinstance(item, dict) else item))
+    return False
 
 
 class ToolEntry(BaseModel):
@@ -58,7 +73,16 @@ class ToolEntry(BaseModel):
     location: str = Field(default="", description="Where the implementation lives (a path).")
     capability: str = Field(default="", description="Search key: the spec's first capability key.")
     capability_fqn: str = Field(default="", description="Import path of the ToolCapability class; empty for a stub.")
-    extra: dict[str, Any] = Field(default_factory=dict, description="Anything else.")
+    extra: dict[str, Any] = Field(
+        default_factory=dict, description=f"Anything else (JSON, nested at most {MAX_EXTRA_DEPTH} levels)."
+    )
+
+    @field_validator("extra")
+    @classmethod
+    def _shallow(cls, extra: dict[str, Any]) -> dict[str, Any]:
+        if _deeper_than(extra, MAX_EXTRA_DEPTH):
+            raise ValueError(f"nested deeper than {MAX_EXTRA_DEPTH} levels")
+        return extra
 
     @property
     def is_stub(self) -> bool:
@@ -125,6 +149,11 @@ def load_registry(path: Path | None = None) -> dict[str, ToolEntry]:
 def _diagnose(path: Path, raw: bytes) -> NoReturn:
     """Explain, entry by entry, why a registry file failed to validate."""
     try:
+        pydantic_core.from_json(raw)  # bounded nesting: never a RecursionError
+    except ValueError as error:
+        if "recursion limit" in str(error):
+            _too_deep(path, raw, str(error))
+    try:
         data = json.loads(raw)
     except json.JSONDecodeError as error:
         raise RegistryFileError(
@@ -141,6 +170,26 @@ def _diagnose(path: Path, raw: bytes) -> NoReturn:
         except ValidationError as error:
             raise RegistryFileError(f"{path}: {label}: {_first_problem(error)}") from None
     raise RegistryFileError(f"{path}: not a tool registry")
+
+
+def _too_deep(path: Path, raw: bytes, problem: str) -> NoReturn:
+    """Name the entry whose nesting the JSON parser refused: the file read up to that point says which."""
+    where = re.search(r"line (\d+) column (\d+)", problem)
+    label = ""
+    if where is not None:
+        line, column = int(where[1]), int(where[2])
+        offset = sum(len(text) + 1 for text in raw.split(b"\n")[: line - 1]) + column - 1
+        try:
+            partial = pydantic_core.from_json(raw[: max(offset - 1, 0)], allow_partial=True)
+        except ValueError:
+            partial = None
+        tools = partial.get("tools") if isinstance(partial, dict) else None
+        if isinstance(tools, list) and tools and isinstance(tools[-1], dict):
+            name = tools[-1].get("name")
+            label = f"entry {len(tools) - 1}" + (f" ({name!r})" if isinstance(name, str) else "") + ": "
+    raise RegistryFileError(
+        f"{path}: {label}nested too deeply ({problem}); an entry's extra may nest {MAX_EXTRA_DEPTH} levels"
+    )
 
 
 def discover_tools(repo_root: Path | None = None) -> DiscoveredExtensions:

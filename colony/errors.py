@@ -122,6 +122,18 @@ class ColonyError(Exception):
         """A JSON-ready description of the error, for HTTP, MCP and logs."""
         return {"type": type(self).__name__, "message": str(self), "retryable": self.retryable}
 
+    def __reduce__(self) -> tuple[Any, ...]:
+        # Subclasses take keyword-only fields, which Exception's pickling drops: keep every
+        # attribute, so an error crossing a process boundary (a worker, a Prefect result) is whole.
+        return (_restore_error, (type(self), self.args, self.__dict__))
+
+
+def _restore_error(cls: type[ColonyError], args: tuple[Any, ...], state: dict[str, Any]) -> ColonyError:
+    error = cls.__new__(cls)
+    Exception.__init__(error, *args)
+    error.__dict__.update(state)
+    return error
+
 
 class FieldError(BaseModel):
     """One thing wrong with one argument."""

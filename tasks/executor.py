@@ -16,6 +16,7 @@ from colony.runtime import Authorization, CatalogTool
 from colony.runtime.authorization import require_authorization
 from colony.runtime.executor import Execution, as_tool_error
 from tasks.actions import action_task
+from tasks.concurrency import for_this_run
 from tasks.policy import ExecutionPolicy
 
 __all__ = ["TaskExecutor"]
@@ -36,7 +37,8 @@ class TaskExecutor:
         task = action_task(tool.cls, action, self.policy)
 
         def run() -> State[Any]:
-            return cast("State[Any]", task(arguments=arguments, authorization=authorization, return_state=True))
+            runnable = for_this_run(task)  # may ask the API which tags carry a limit: off the event loop
+            return cast("State[Any]", runnable(arguments=arguments, authorization=authorization, return_state=True))
 
         state = await anyio.to_thread.run_sync(run)
         try:

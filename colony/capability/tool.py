@@ -56,6 +56,10 @@ class ToolCapability(AgentCapability):
     max_output_bytes: ClassVar[int | None] = DEFAULT_MAX_OUTPUT_BYTES
     #: Whether actions run isolated from the host (a sandbox container, a Batch job): the gate reads it.
     isolated: ClassVar[bool] = False
+    #: Whether a caller can make an action compute for seconds (a validator, a scanner over the
+    #: largest input the caps allow): its calls then run in a worker process, killed at their
+    #: deadline, so they never hold the serving process's GIL.
+    cpu_bound: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import typer
+from rich.console import Console
 
 from colony.cli.approvals import approvals_app
 from colony.cli.blocks import blocks_app
@@ -12,8 +13,28 @@ from colony.cli.sandbox import sandbox_app
 from colony.cli.serve import gateway, mcp
 from colony.cli.tools import tools_app
 from colony.cli.up import up
+from colony.errors import ColonyError, KernelInputError
+from colony.kernel import KernelSettings
 
 app = typer.Typer(no_args_is_help=True, help="Colony: a governed tool runtime for AI agents.")
+
+
+@app.callback()
+def _check_home() -> None:
+    # Every command first checks COLONY_HOME (when the kernel's SQLite file lives there): a home
+    # that is a file, cannot be created or is read-only is one line, not a traceback mid-command.
+    try:
+        settings = KernelSettings.from_env()
+    except KernelInputError:
+        return  # a bad kernel variable is reported, naming it, by the command that needs the kernel
+    try:
+        if not settings.database_url:
+            settings.checked_home()
+    except ColonyError as error:
+        Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
+        raise typer.Exit(code=1) from None
+
+
 app.add_typer(tools_app, name="tools")
 app.add_typer(hpc_app, name="hpc")
 app.add_typer(kernel_app, name="kernel")

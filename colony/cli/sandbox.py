@@ -20,7 +20,7 @@ console = Console()
 
 
 def _fail(error: ColonyError) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False)
+    Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
     return typer.Exit(code=1)
 
 

@@ -24,20 +24,22 @@ def mcp(
     ] = None,
 ) -> None:
     """Serve the colony_* kernel tools and every catalog tool over MCP on stdin/stdout."""
+    from colony.surfaces.mcp_changes import ToolListNotifier
     from colony.surfaces.mcp_server import build_mcp_server, run_stdio
 
     try:
         runtime = Runtime()
-        server = build_mcp_server(runtime, acting_for=agent)
+        notifier = ToolListNotifier()
+        server = build_mcp_server(runtime, acting_for=agent, notifier=notifier)
     except ColonyError as error:
-        Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False)
+        Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
         raise typer.Exit(code=1) from None
 
     async def serve() -> None:
         try:
             async with anyio.create_task_group() as group:
                 group.start_soon(_exit_on_sigterm, runtime)
-                await run_stdio(server)
+                await run_stdio(server, runtime, notifier)
                 group.cancel_scope.cancel()
         finally:
             with anyio.CancelScope(shield=True):
@@ -76,7 +78,7 @@ def gateway(
         settings = GatewaySettings.from_env(host=host, port=port)
         app = create_app(settings)
     except ColonyError as error:
-        Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False)
+        Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
         raise typer.Exit(code=1) from None
     if workers == 1:
         uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", **server_options(settings))

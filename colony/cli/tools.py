@@ -26,7 +26,7 @@ def _fail(error: ColonyError | str, as_json: bool = False) -> typer.Exit:
     if as_json:
         typer.echo(json.dumps({"ok": False, "error": payload}))
     else:
-        Console(stderr=True).print(f"[red]error:[/red] {payload['message']}", highlight=False)
+        Console(stderr=True).print(f"[red]error:[/red] {payload['message']}", highlight=False, soft_wrap=True)
     return typer.Exit(code=1)
 
 

@@ -55,19 +55,20 @@ class ApprovalOperations:
             if row is None:
                 return self._undecidable(connection, approval_id, now)
             estimate = {"llm_calls": row["estimate_llm_calls"], "runtime_seconds": row["estimate_runtime_seconds"]}
-            period = self.ledger.reserve(connection, estimate, now)
-            if period is None:
+            claims = None
+            if self.settings.attestation is not AttestationMode.OFF:
+                claims = self.attestor.issue(row["proposal_id"], row["agent_id"], row["action"], row["target"], now)
+            # Rows in the kernel's one order: proposals before the budget (reserved last, held until the commit).
+            period = self.ledger.period(now)
+            expires_at = now + self.settings.attestation_ttl_seconds
+            open_reservation(connection, row["proposal_id"], period, estimate, claims, expires_at)
+            if self.ledger.reserve(connection, estimate, now) is None:
                 raise ApprovalError(
                     f"approval {approval_id}: the budget cannot carry the held call now "
                     f"({estimate}); it stays pending: approve it after the budget period rolls over",
                     approval_id=approval_id,
                     state=ApprovalState.PENDING.value,
                 )
-            claims = None
-            if self.settings.attestation is not AttestationMode.OFF:
-                claims = self.attestor.issue(row["proposal_id"], row["agent_id"], row["action"], row["target"], now)
-            expires_at = now + self.settings.attestation_ttl_seconds
-            open_reservation(connection, row["proposal_id"], period, estimate, claims, expires_at)
             return to_approval(row)
 
         return self._raise_or_return(self.store.run(work))

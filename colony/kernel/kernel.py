@@ -13,10 +13,9 @@ from collections.abc import Callable, Mapping
 from dataclasses import replace
 from typing import Any, TypeVar
 
-from pydantic import ValidationError
 from sqlalchemy import Connection
 
-from colony.errors import AttestationError, FieldError, KernelInputError
+from colony.errors import AttestationError, KernelInputError
 from colony.kernel.actions import ActionKind, resolve_kind
 from colony.kernel.approvals import Approvals
 from colony.kernel.approving import ApprovalOperations
@@ -58,6 +57,14 @@ from colony.kernel.ticks import TickKeys
 __all__ = ["ColonyKernel"]
 
 M = TypeVar("M", bound=KernelModel)
+
+
+class _BudgetShort(Exception):
+    """The budget could not cover an EXECUTE's estimate: undo its transaction and decide again."""
+
+    def __init__(self, period: int) -> None:
+        super().__init__(period)
+        self.period = period
 
 
 def _coerce(model: type[M], value: M | Mapping[str, Any], field: str = "request") -> M:
@@ -111,20 +118,14 @@ class ColonyKernel(ApprovalOperations):
         secret = self.settings.attestation_secret
         key = secret.get_secret_value().encode() if secret else self.store.run(load_secret)
         self.attestor = Attestor(key, self.settings.attestation_ttl_seconds)
+        # The period in which this process last found the budget short: its proposals then take
+        # the budget row first, rather than writing a verdict the budget would undo.
+        self._budget_short_in: int | None = None
 
     @classmethod
     def from_env(cls) -> ColonyKernel:
         """A kernel configured from ``COLONY_*`` environment variables (a bad one is named in the error)."""
-        try:
-            settings = KernelSettings()
-        except ValidationError as error:
-            problems = [
-                FieldError(field=f"COLONY_{'_'.join(map(str, item['loc'])).upper()}", message=item["msg"])
-                for item in error.errors()
-            ]
-            summary = "; ".join(f"{p.field}: {p.message}" for p in problems)
-            raise KernelInputError(f"invalid kernel settings: {summary}", errors=problems) from None
-        return cls(settings)
+        return cls(KernelSettings.from_env())
 
     def close(self) -> None:
         """Release the database connections."""
@@ -174,7 +175,7 @@ class ColonyKernel(ApprovalOperations):
         now = self.clock()
         proposal_id = new_proposal_id()
 
-        def work(connection: Connection) -> GateVerdict:
+        def work(connection: Connection, budget_last: bool) -> GateVerdict:
             reading = read_for_gate(connection, request.agent_id, request.target)
             if reading.lapsed(now):  # release lapsed reservations before the budget is weighed
                 self.reservations.expire_due(connection, now)
@@ -195,28 +196,45 @@ class ColonyKernel(ApprovalOperations):
                     reason=f"{outcome.reason}; a person must approve this call",
                     required_evidence=[*outcome.required_evidence, "human_approval"],
                 )
-            period, claims = None, None
-            if outcome.decision is Decision.EXECUTE:
-                period = self.ledger.reserve(connection, estimate, now)
-                approved = period is not None
+            period, claims, approval = None, None, None
+            if outcome.decision is Decision.EXECUTE and budget_last:
+                # The budget row is every process's hot spot: write the rest first and reserve last,
+                # so its lock is held only until the commit. A budget that cannot cover the estimate
+                # undoes the whole transaction (_BudgetShort), and the verdict is made again below.
+                period = self.ledger.period(now)
+                if self.settings.attestation is not AttestationMode.OFF:
+                    claims = self.attestor.issue(
+                        proposal_id, request.agent_id, request.action_type, request.target, now
+                    )
+                expires_at = now + self.settings.attestation_ttl_seconds
+                store_proposal(connection, proposal_id, request, outcome, now, period, estimate, claims, expires_at)
+                self.roles.count_proposal(connection, request.agent_id, outcome.decision, now)
+                if self.ledger.reserve(connection, estimate, now) is None:
+                    raise _BudgetShort(period)
             else:
-                approved = self.ledger.fits(connection, estimate, now)
-            if not approved:
-                inputs = replace(inputs, budget_approved=False)
-                outcome = self.gate.decide(inputs)
-            elif period is not None and self.settings.attestation is not AttestationMode.OFF:
-                claims = self.attestor.issue(proposal_id, request.agent_id, request.action_type, request.target, now)
-            expires_at = now + self.settings.attestation_ttl_seconds
-            store_proposal(connection, proposal_id, request, outcome, now, period, estimate, claims, expires_at)
-            # Rows are locked in one order everywhere (proposals, budget, agent, traces): no deadlocks.
-            self.roles.count_proposal(connection, request.agent_id, outcome.decision, now)
-            if outcome.decision is Decision.REFUSE:
-                evidence = {"proposal_id": proposal_id, "action_type": request.action_type}
-                deposit = Deposit(request.target, SignalType.FAILURE, source=SignalSource.AGENT, evidence=evidence)
-                self.pheromones.deposit(connection, deposit, now=now, tick=reading.tick)
-            approval = None
-            if outcome.decision is Decision.HOLD:
-                approval = self.approvals.open(connection, proposal_id, request, outcome, report, estimate, now)
+                if outcome.decision is Decision.EXECUTE:
+                    period = self.ledger.reserve(connection, estimate, now)
+                    approved = period is not None
+                else:
+                    approved = self.ledger.fits(connection, estimate, now)
+                if not approved:
+                    inputs = replace(inputs, budget_approved=False)
+                    outcome = self.gate.decide(inputs)
+                elif period is not None and self.settings.attestation is not AttestationMode.OFF:
+                    claims = self.attestor.issue(
+                        proposal_id, request.agent_id, request.action_type, request.target, now
+                    )
+                expires_at = now + self.settings.attestation_ttl_seconds
+                store_proposal(connection, proposal_id, request, outcome, now, period, estimate, claims, expires_at)
+                # Only here, with the budget short, is the budget row taken before the agent's: a deadlock
+                # with a concurrent record of the same agent is detected by the database and retried.
+                self.roles.count_proposal(connection, request.agent_id, outcome.decision, now)
+                if outcome.decision is Decision.REFUSE:
+                    evidence = {"proposal_id": proposal_id, "action_type": request.action_type}
+                    deposit = Deposit(request.target, SignalType.FAILURE, source=SignalSource.AGENT, evidence=evidence)
+                    self.pheromones.deposit(connection, deposit, now=now, tick=reading.tick)
+                if outcome.decision is Decision.HOLD:
+                    approval = self.approvals.open(connection, proposal_id, request, outcome, report, estimate, now)
             return GateVerdict(
                 decision=outcome.decision,
                 gate_score=outcome.gate_score,
@@ -230,7 +248,15 @@ class ColonyKernel(ApprovalOperations):
                 approval_expires_at=approval.expires_at if approval else None,
             )
 
-        return self.store.run(work)
+        if self._budget_short_in != self.ledger.period(now):
+            try:
+                return self.store.run(lambda connection: work(connection, budget_last=True))
+            except _BudgetShort as short:
+                self._budget_short_in = short.period  # until a reservation fits again in this period
+        verdict = self.store.run(lambda connection: work(connection, budget_last=False))
+        if verdict.decision is Decision.EXECUTE:
+            self._budget_short_in = None
+        return verdict
 
     # -- consequences ------------------------------------------------------------------------------
 
@@ -261,7 +287,7 @@ class ColonyKernel(ApprovalOperations):
         consequence_id = str(uuid.uuid4())
 
         def work(connection: Connection) -> OutcomeRecord:
-            # Rows are locked in one order everywhere (proposals, budget, agent, traces): no deadlocks.
+            # Rows are locked in one order everywhere (proposals, agent, traces, budget): no deadlocks.
             proposal: dict[str, Any] | None
             if claims:
                 proposal = Attestor.consume(connection, claims, now)
@@ -269,10 +295,6 @@ class ColonyKernel(ApprovalOperations):
                 proposal = self.reservations.match(
                     connection, request.agent_id, request.action_type, request.target, now
                 )
-            if proposal is not None:
-                self.ledger.settle(connection, proposal["period"], held_by(proposal), request.usage())
-            else:
-                self.ledger.charge(connection, request.usage(), now)
             before, after = self.roles.apply_outcome(
                 connection, request.agent_id, request.tests_passed, request.human_feedback, now
             )
@@ -305,6 +327,11 @@ class ColonyKernel(ApprovalOperations):
             outcome = Deposit(request.target, outcome_type, source=SignalSource.TEST, evidence=evidence)
             for deposit in (dependency, outcome):  # this order everywhere, so row locks never cross
                 self.pheromones.deposit(connection, deposit, now=now, tick=tick)
+            # The budget row is every process's hot spot: lock it last, so it is held the shortest time.
+            if proposal is not None:
+                self.ledger.settle(connection, proposal["period"], held_by(proposal), request.usage())
+            else:
+                self.ledger.charge(connection, request.usage(), now)
             return OutcomeRecord(
                 consequence_id=consequence_id, trust_score=after.trust, role=after.role, attested=claims is not None
             )

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+import tempfile
 from pathlib import Path
 
-from pydantic import Field, SecretStr
+from pydantic import Field, SecretStr, ValidationError
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
+from colony.errors import FieldError, KernelInputError, KernelStoreError
 from colony.kernel.models import AttestationMode
 
 __all__ = ["KernelSettings"]
@@ -47,13 +49,44 @@ class KernelSettings(BaseSettings):
     min_strength: float = Field(default=0.01, gt=0, description="A trace at or below this strength is removed.")
     max_strength: float = Field(default=10.0, gt=0, description="Reinforcement never lifts a trace above this.")
 
+    @classmethod
+    def from_env(cls) -> KernelSettings:
+        """The settings from ``COLONY_*`` variables; a bad one is a KernelInputError naming the variable."""
+        try:
+            return cls()
+        except ValidationError as error:
+            problems = [
+                FieldError(field=f"COLONY_{'_'.join(map(str, item['loc'])).upper()}", message=item["msg"])
+                for item in error.errors()
+            ]
+            summary = "; ".join(f"{p.field}: {p.message}" for p in problems)
+            raise KernelInputError(f"invalid kernel settings: {summary}", errors=problems) from None
+
+    def checked_home(self) -> Path:
+        """``home``, created if missing; a KernelStoreError naming it when it cannot hold the database.
+
+        Checked before any command does its work, so a home that is a file, cannot be created or
+        is read-only is one clear line rather than a traceback from deep inside SQLite.
+        """
+        home = self.home.expanduser()
+        try:
+            home.mkdir(parents=True, exist_ok=True)
+        except FileExistsError:
+            raise KernelStoreError(f"COLONY_HOME {home} is not a directory (it is a file)") from None
+        except OSError as error:
+            raise KernelStoreError(f"COLONY_HOME {home} cannot be created: {error.strerror or error}") from None
+        try:
+            with tempfile.TemporaryFile(dir=home):
+                pass
+        except OSError as error:
+            raise KernelStoreError(f"COLONY_HOME {home} is not writable: {error.strerror or error}") from None
+        return home
+
     def resolved_database_url(self) -> str:
         """The database URL, defaulting to a SQLite file under ``home`` (created if missing)."""
         if self.database_url:
             return self.database_url
-        home = self.home.expanduser()
-        home.mkdir(parents=True, exist_ok=True)
-        return f"sqlite:///{home / 'kernel.db'}"
+        return f"sqlite:///{self.checked_home() / 'kernel.db'}"
 
     def budget_limits(self) -> dict[str, float]:
         """The per-period ceiling of each ledger dimension."""

@@ -1,5 +1,10 @@
 """The catalog as the runtime sees it: loaded once per process, reloaded when the file changes.
 
+Each reload that changes the tools bumps ``generation`` and calls the ``on_change``
+listeners (the runtime retires a removed tool's instance); agents re-project their
+``available_tools`` and ``colony mcp`` sends ``tools/list_changed`` when the
+generation moves.
+
 Only catalog names resolve: a call never imports a path it was given. Each
 planner-visible entry is imported and checked against its class's spec when the
 catalog loads, so a broken entry fails at start-up (or at reload, where the last
@@ -127,9 +132,13 @@ class Catalog:
         """Call ``listener`` after every reload that changed the tools (MCP's ``tools/list_changed``)."""
         self._listeners.append(listener)
 
-    def refresh(self, *, force: bool = False) -> bool:
-        """Reload when the registry file changed (checked at most once a second); whether anything changed."""
-        if self.path is None or (not force and self._clock() - self._checked_at < _RECHECK_SECONDS):
+    def refresh(self, *, force: bool = False, check_now: bool = False) -> bool:
+        """Reload when the registry file changed; whether the tools changed.
+
+        The file is checked at most once a second unless ``check_now``; ``force`` reloads even an
+        unchanged file.
+        """
+        if self.path is None or (not (force or check_now) and self._clock() - self._checked_at < _RECHECK_SECONDS):
             return False
         with self._lock:
             self._checked_at = self._clock()
@@ -141,7 +150,7 @@ class Catalog:
                 self.reload_error = f"{type(error).__name__}: {error}"
                 return False
             self.reload_error = None
-            changed = {n: t.cls for n, t in tools.items()} != {n: t.cls for n, t in self._tools.items()}
+            changed = dict(tools) != dict(self._tools)  # entries and classes (CatalogTool equality)
             self._tools = tools
             if changed:
                 self.generation += 1

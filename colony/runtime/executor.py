@@ -20,6 +20,7 @@ from colony.errors import CallTimeoutError, ColonyError, ToolExecutionError
 from colony.runtime.authorization import Authorization, require_authorization
 from colony.runtime.catalog import CatalogTool
 from colony.runtime.pool import ToolPool
+from colony.runtime.workers import WorkerProcesses
 
 __all__ = ["Execution", "Executor", "InProcessExecutor", "as_tool_error"]
 
@@ -47,11 +48,14 @@ class Executor(Protocol):
 
 
 class InProcessExecutor:
-    """Runs actions in this process: coroutines on the loop, blocking work on a worker thread."""
+    """Runs actions for this process: coroutines on the loop, blocking work on a thread, CPU-bound work in a worker."""
 
-    def __init__(self, pool: ToolPool, *, timeout_seconds: float = 30.0) -> None:
+    def __init__(
+        self, pool: ToolPool, *, timeout_seconds: float = 30.0, workers: WorkerProcesses | None = None
+    ) -> None:
         self.pool = pool
         self.timeout_seconds = timeout_seconds
+        self.workers = workers or WorkerProcesses()
 
     async def run(
         self, tool: CatalogTool, action: str, arguments: dict[str, Any], authorization: Authorization | None
@@ -74,6 +78,8 @@ class InProcessExecutor:
             with deadline_scope(self.timeout_seconds) as left, anyio.fail_after(left):
                 if definition.is_async:
                     return await instance.invoke(action, arguments)
+                if tool.cls.cpu_bound:
+                    return await self.workers.run(tool.cls, action, arguments)
                 method = functools.partial(instance.bound_action(action), **arguments)
                 return await anyio.to_thread.run_sync(method, abandon_on_cancel=True)
         except TimeoutError:

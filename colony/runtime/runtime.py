@@ -13,8 +13,10 @@ function, testable alone.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
+
+import anyio.to_thread
 
 from colony.errors import FieldError, PayloadTooLargeError, ToolInputError
 from colony.runtime.call import CallOutcome, CallRequest, CallStatus
@@ -53,6 +55,7 @@ class Runtime:
         self.executor = executor or InProcessExecutor(self.pool, timeout_seconds=timeout_seconds)
         self.governor = Governor(self.kernels, self.executor, on_hold=on_hold, events=events, propose=propose)
         self.max_argument_bytes = max_argument_bytes
+        self.catalog.on_change(self._retire_removed)
 
     async def call(self, request: CallRequest, principal: Principal, *, verify: Verifier | None = None) -> CallOutcome:
         """Run ``request`` for ``principal``; a governed call passes the gate first.
@@ -93,6 +96,34 @@ class Runtime:
             for name in sorted(tools)
             if all(principal.allows(token) for token in tools[name].cls.spec.required_capabilities)
         ]
+
+    async def refresh(self) -> int:
+        """Re-read the catalog if its file changed, shut down removed tools; the catalog's generation.
+
+        Surfaces that hold sessions open call this periodically (``watch_catalog``) so a
+        removed tool's instance (its sandbox container, say) does not outlive its entry.
+        """
+        await anyio.to_thread.run_sync(lambda: self.catalog.refresh(check_now=True))
+        if self.pool.retired:
+            await self.pool.close_retired()
+        return self.catalog.generation
+
+    async def watch_catalog(
+        self, on_change: Callable[[], Awaitable[None]] | None = None, *, interval_seconds: float = 1.0
+    ) -> None:
+        """Refresh every ``interval_seconds`` until cancelled; await ``on_change`` after each change of tools."""
+        seen = self.catalog.generation
+        while True:
+            await anyio.sleep(interval_seconds)
+            generation = await self.refresh()
+            if generation != seen:
+                seen = generation
+                if on_change is not None:
+                    await on_change()
+
+    def _retire_removed(self, catalog: Catalog) -> None:
+        """Catalog listener: a tool no longer in the catalog loses its pooled instance."""
+        self.pool.retire({tool.cls for tool in catalog.tools.values()})
 
     async def aclose(self) -> None:
         """Shut down every tool instance and release the kernel's connections."""

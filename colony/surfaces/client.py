@@ -24,7 +24,7 @@ import httpx
 from colony.errors import ActionNotExecutedError, CallTimeoutError, PeerError, SurfaceError
 from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, Runtime
 from colony.surfaces.definitions import catalog_record
-from colony.surfaces.error_mapping import rebuild_error
+from colony.surfaces.peer_answers import tool_call_answer
 
 __all__ = ["LocalTools", "ToolAnswer", "UnifiedToolClient"]
 
@@ -179,21 +179,13 @@ class UnifiedToolClient:
             raise CallTimeoutError(f"{url} did not answer within {self.timeout_seconds:g} s") from None
         except httpx.HTTPError as error:
             raise PeerError(f"{url} is unreachable: {type(error).__name__}: {error}") from None
-        try:
-            answer = response.json()
-        except ValueError:
-            raise PeerError(f"{url} answered HTTP {response.status_code} with a body that is not JSON") from None
-        if not isinstance(answer, dict) or "ok" not in answer:
-            raise PeerError(f"{url} answered HTTP {response.status_code} without a tool-call result")
-        held = response.status_code == 202 and isinstance(answer.get("approval"), dict)
-        if not answer["ok"] and not held:
-            raise rebuild_error(answer.get("error"), response.status_code)
+        answer = tool_call_answer(url, response.status_code, response.content)
         return ToolAnswer(
-            result=answer.get("result"),
-            verdict=answer.get("verdict"),
-            outcome=answer.get("outcome"),
-            node=answer.get("node"),
-            approval=answer.get("approval"),
+            result=answer.result,
+            verdict=answer.verdict,
+            outcome=answer.outcome,
+            node=answer.node,
+            approval=answer.approval,
         )
 
     async def aclose(self) -> None:

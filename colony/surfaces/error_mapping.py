@@ -10,6 +10,7 @@ import math
 from typing import Any
 
 from mcp_types import INTERNAL_ERROR, INVALID_PARAMS, ErrorData
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from colony import errors
 
@@ -152,9 +153,16 @@ def rebuild_error(payload: Any, status: int) -> errors.ColonyError:
 
     Lossless: the error comes back as its own class with every field ``to_dict`` wrote
     (``retryable``, field errors, missing tokens, the verdict, AWS codes, ...), so
-    ``rebuild_error(e.to_dict(), http_status(e)).to_dict() == e.to_dict()``.
+    ``rebuild_error(e.to_dict(), http_status(e)).to_dict() == e.to_dict()``. An answer whose
+    fields have the wrong shape is a PeerError naming the field, never a pydantic traceback.
     """
     detail = payload if isinstance(payload, dict) else {}
+    try:
+        _WIRE_ERROR.validate_python(detail)
+    except ValidationError as invalid:
+        problem = invalid.errors(include_url=False)[0]
+        where = ".".join(str(part) for part in problem["loc"])
+        return errors.PeerError(f"HTTP {status}: a malformed error answer (error.{where}: {problem['msg']})")
     message = str(detail.get("message") or f"the gateway answered HTTP {status}")
     cls = error_class_named(str(detail.get("type", "")))
     if cls is None:
@@ -184,6 +192,26 @@ def rebuild_error(payload: Any, status: int) -> errors.ColonyError:
     for key, value in fields.items():
         setattr(error, key, value)
     return error
+
+
+_FieldErrors = list[errors.FieldError]  # the model's field ``errors`` would shadow the module
+
+
+class _WireError(BaseModel):
+    """The typed fields an error answer may carry; anything else travels as it is."""
+
+    model_config = ConfigDict(extra="allow")
+
+    type: str = Field(default="", description="The error's class name.")
+    message: str | None = Field(default=None, description="What went wrong.")
+    retryable: bool | None = Field(default=None, description="Whether a second attempt may succeed.")
+    action: str | None = Field(default=None, description="The action at fault.")
+    errors: _FieldErrors | None = Field(default=None, description="Field errors.")
+    missing: list[str] | None = Field(default=None, description="Capability tokens the caller lacks.")
+    verdict: dict[str, Any] | None = Field(default=None, description="The gate's verdict.")
+
+
+_WIRE_ERROR = TypeAdapter(_WireError)
 
 
 def _seconds(value: Any) -> float:

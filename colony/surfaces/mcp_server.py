@@ -7,16 +7,19 @@ the caller is this machine's local operator, acting for the agent ``colony mcp
 --agent`` names. A listing shows only what the principal may call. Failures are
 answers, never a crashed session: a bad argument or a refused call is an
 ``isError`` result naming what was wrong; only an unknown tool name is a
-JSON-RPC error, as the protocol asks.
+JSON-RPC error, as the protocol asks. The listing is the catalog as it is now
+(re-read when the registry file changes); ``colony mcp`` also tells its client
+when the tools change (see mcp_changes.py).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
+import anyio
 import anyio.to_thread
 from mcp.server.context import ServerRequestContext
-from mcp.server.lowlevel import Server
+from mcp.server.lowlevel import NotificationOptions, Server
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams
@@ -27,6 +30,7 @@ from colony.surfaces.approval_tools import approval_tools, call_approval_tool, m
 from colony.surfaces.definitions import GOVERNANCE_PROPERTIES
 from colony.surfaces.error_mapping import mcp_error
 from colony.surfaces.kernel_tools import call_kernel_tool, kernel_tools
+from colony.surfaces.mcp_changes import ToolListNotifier
 from colony.surfaces.mcp_listing import approval_listing, catalog_listing, kernel_listing
 from colony.surfaces.mcp_results import catalog_result, error_result, held_result, kernel_error_result, value_result
 
@@ -36,15 +40,26 @@ AGENT_HEADER = "x-colony-agent"
 PRINCIPAL_STATE = "colony_principal"
 
 
-def build_mcp_server(runtime: Runtime, *, acting_for: str | None = None) -> Server[Any]:
-    """An MCP server over ``runtime``; ``acting_for`` is the agent a stdio session's local operator acts for."""
+def build_mcp_server(
+    runtime: Runtime, *, acting_for: str | None = None, notifier: ToolListNotifier | None = None
+) -> Server[Any]:
+    """An MCP server over ``runtime``.
+
+    ``acting_for`` is the agent a stdio session's local operator acts for; with a ``notifier`` the
+    server serves ``subscriptions/listen`` and remembers its session to tell of catalog changes.
+    """
     listings: dict[tuple[frozenset[str], int], ListToolsResult] = {}
 
     async def list_tools(ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None) -> ListToolsResult:
+        if notifier is not None:
+            notifier.remember(ctx)
         principal = _principal(ctx)
+        runtime.catalog.refresh()  # re-read first if the registry file changed (at most once a second)
         key = (principal.capabilities, runtime.catalog.generation)
         listing = listings.get(key)
         if listing is None:
+            if any(generation != key[1] for _, generation in listings):
+                listings.clear()  # listings of an older catalog are never served again
             listing = listings[key] = ListToolsResult(
                 tools=kernel_listing(principal)
                 + approval_listing(principal)
@@ -53,6 +68,8 @@ def build_mcp_server(runtime: Runtime, *, acting_for: str | None = None) -> Serv
         return listing
 
     async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
+        if notifier is not None:
+            notifier.remember(ctx)
         principal = _principal(ctx)
         arguments = dict(params.arguments or {})
         if params.name in kernel_tools():
@@ -87,13 +104,22 @@ def build_mcp_server(runtime: Runtime, *, acting_for: str | None = None) -> Serv
             return error_result(error)
         return catalog_result(outcome)
 
-    return Server("colony", version=_version(), on_list_tools=list_tools, on_call_tool=call_tool)
+    return Server(
+        "colony",
+        version=_version(),
+        on_list_tools=list_tools,
+        on_call_tool=call_tool,
+        on_subscriptions_listen=notifier.listen if notifier is not None else None,
+    )
 
 
-async def run_stdio(server: Server[Any]) -> None:
-    """Serve ``server`` over this process's stdin and stdout until the client disconnects."""
-    async with stdio_server() as (read_stream, write_stream):
-        await server.run(read_stream, write_stream, server.create_initialization_options())
+async def run_stdio(server: Server[Any], runtime: Runtime, notifier: ToolListNotifier) -> None:
+    """Serve ``server`` over stdin and stdout until the client disconnects, telling it when the tools change."""
+    options = server.create_initialization_options(NotificationOptions(tools_changed=True))
+    async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as group:
+        group.start_soon(runtime.watch_catalog, notifier.tools_changed)
+        await server.run(read_stream, write_stream, options)
+        group.cancel_scope.cancel()
 
 
 def _header(ctx: ServerRequestContext[Any], name: str) -> str | None:

@@ -130,6 +130,8 @@ class DocSummarize(LocalToolCapability):
         licensing=Licensing.MIT,
         policy_tags=("nlp", "pure", "no_network"),
     )
+    #: The largest input the caps allow takes up to a few hundred milliseconds of CPU (bench/adversarial.py).
+    cpu_bound = True
 
     def _domain_tags(self) -> frozenset[str]:
         return frozenset({"summarization"})

@@ -80,6 +80,8 @@ class JsonSchemaValidate(LocalToolCapability):
         policy_tags=("validation", "pure", "deterministic", "no_network"),
         references=("https://json-schema.org/specification", "https://python-jsonschema.readthedocs.io/"),
     )
+    #: A hostile schema at the argument cap takes seconds of CPU before the work budget stops it.
+    cpu_bound = True
 
     def _domain_tags(self) -> frozenset[str]:
         return frozenset({"validation", "json_schema"})

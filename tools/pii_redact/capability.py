@@ -238,6 +238,8 @@ class PiiRedact(LocalToolCapability):
     #: The longest redacted text, every character at worst a 6-byte JSON escape, plus the
     #: redactions list: the largest answer the tool's own caps allow fits.
     max_output_bytes = 64 << 20
+    #: The largest input the caps allow takes up to a few hundred milliseconds of CPU (bench/adversarial.py).
+    cpu_bound = True
 
     def _domain_tags(self) -> frozenset[str]:
         return frozenset({"pii", "redaction"})

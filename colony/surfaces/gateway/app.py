@@ -2,10 +2,11 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
+import anyio
 import httpx
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
@@ -14,6 +15,7 @@ from mcp.server.auth.routes import build_resource_metadata_url, create_protected
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
 from pydantic import AnyHttpUrl, TypeAdapter, ValidationError
+from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 
@@ -24,8 +26,10 @@ from colony.surfaces.definitions import catalog_record, served_definition
 from colony.surfaces.error_mapping import http_headers, http_status
 from colony.surfaces.gateway.approvals import approval_links, approval_routes
 from colony.surfaces.gateway.body import BodyGuardMiddleware
+from colony.surfaces.gateway.hot_path import HotPath
 from colony.surfaces.gateway.limits import McpAuthEndpoint
 from colony.surfaces.gateway.mcp_methods import StatelessMcpMethods
+from colony.surfaces.gateway.mesh import merge
 from colony.surfaces.gateway.models import ToolCallRequest, ToolCallResponse
 from colony.surfaces.gateway.origins import OriginPolicy, TransportGuardMiddleware
 from colony.surfaces.gateway.routing import Router
@@ -78,16 +82,38 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
     )
     http = httpx.AsyncClient()
     router = Router(runtime, settings, http)
+    mesh = router.mesh
 
     @asynccontextmanager
     async def lifespan(_: FastAPI) -> AsyncIterator[None]:
         try:
-            async with manager.run():
+            async with manager.run(), anyio.create_task_group() as group:
+                group.start_soon(runtime.watch_catalog)  # a removed tool's instance is shut down promptly
                 yield
+                group.cancel_scope.cancel()
         finally:
             await http.aclose()
             if owned:
                 await runtime.aclose()
+
+    async def tool_call(headers: Headers, raw: bytes) -> JSONResponse:
+        """Run a tool here, on a named peer, or on the first healthy node that has it."""
+        principal = authenticator.authenticate(headers.get("authorization"))
+        body = _parse_tool_call(raw)
+        agent = (headers.get(AGENT_HEADER) or "").strip() or None
+        async with limiter.acquire(principal.agent_id, body.tool_name):
+            routed = await router.call(body, principal, agent)
+        if routed.held and routed.approval is not None:
+            links = approval_links(routed.approval["approval_id"])
+            approval = routed.approval | links
+            held = {"ok": False, "status": "held", "node": routed.node, "verdict": routed.verdict, "approval": approval}
+            return JSONResponse(held, status_code=202, headers={"location": links["url"]})
+        answer: dict[str, Any] = {"ok": True, "result": routed.result, "node": routed.node}
+        if routed.verdict is not None:
+            answer |= {"verdict": routed.verdict, "outcome": routed.record}
+        if routed.approval is not None:
+            answer["approval"] = routed.approval
+        return JSONResponse(answer)
 
     app = FastAPI(
         title="Colony gateway",
@@ -95,6 +121,10 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
         version="1",
         lifespan=lifespan,
         telemetry={"tracing": False, "metrics": False, "logs": False},
+    )
+    # Innermost, so every guard below (added after it, so around it) runs first.
+    app.add_middleware(
+        HotPath, method="POST", path="/v1/tool_call", answer=tool_call, on_error=lambda r, e: handle_error(r, e)
     )
     app.add_middleware(
         BodyGuardMiddleware, max_bytes=settings.max_body_bytes, timeout_seconds=settings.body_timeout_seconds
@@ -153,19 +183,34 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
     @app.get("/v1/catalog", tags=["tools"])
     async def catalog(
         request: Request,
-        enrich: Annotated[bool, Query(description="Add each tool's card, MCP definition, pin and node.")] = False,
+        enrich: Annotated[
+            bool,
+            Query(description="Add each tool's card, MCP definition, pin and node, and the peers' tools (a mesh)."),
+        ] = False,
+        local: Annotated[
+            bool, Query(description="With enrich: this node's tools only (what a gateway asks its peers).")
+        ] = False,
         policy_tag: Annotated[list[str] | None, Query(description="Only tools with every one of these tags.")] = None,
         deterministic: Annotated[bool | None, Query(description="Only (non-)deterministic tools.")] = None,
     ) -> dict[str, Any]:
-        """The tools this caller may call here (seed 004's ToolSchema records), filtered by tags and determinism."""
+        """The tools this caller may call (seed 004's ToolSchema records), filtered by tags and determinism.
+
+        With ``enrich=true`` on a gateway with peers this is the mesh catalog: the peers' tools
+        too, one record per tool id and version with every node that serves it (``nodes``), and
+        a ``peers`` section saying which peers answered and what went wrong with the others.
+        """
         principal = authenticator.authenticate(request.headers.get("authorization"))
+
+        def wanted(record: dict[str, Any]) -> bool:
+            if not set(policy_tag or ()) <= set(record["policy_tags"]):
+                return False
+            return deterministic is None or record["deterministic"] is deterministic
+
         records = []
         for tool in runtime.visible_tools(principal):
             definition = served_definition(tool.cls)
             record = catalog_record(tool.cls)
-            if not set(policy_tag or ()) <= set(record["policy_tags"]):
-                continue
-            if deterministic is not None and record["deterministic"] is not deterministic:
+            if not wanted(record):
                 continue
             if enrich:
                 record |= {
@@ -180,32 +225,28 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
                     "definition_sha256": definition.sha256,
                 }
             records.append(record)
-        return {"ok": True, "node": settings.node, "tools": records}
-
-    async def tool_call(request: Request) -> JSONResponse:
-        """Run a tool here, on a named peer, or on the first healthy node that has it."""
-        principal = authenticator.authenticate(request.headers.get("authorization"))
-        body = _parse_tool_call(await request.body())
-        agent = (request.headers.get(AGENT_HEADER) or "").strip() or None
-        async with limiter.acquire(principal.agent_id, body.tool_name):
-            routed = await router.call(body, principal, agent)
-        if routed.held and routed.approval is not None:
-            links = approval_links(routed.approval["approval_id"])
-            approval = routed.approval | links
-            held = {"ok": False, "status": "held", "node": routed.node, "verdict": routed.verdict, "approval": approval}
-            return JSONResponse(held, status_code=202, headers={"location": links["url"]})
-        answer: dict[str, Any] = {"ok": True, "result": routed.result, "node": routed.node}
-        if routed.verdict is not None:
-            answer |= {"verdict": routed.verdict, "outcome": routed.record}
-        if routed.approval is not None:
-            answer["approval"] = routed.approval
-        return JSONResponse(answer)
+        if not enrich:
+            return {"ok": True, "node": settings.node, "tools": records}
+        listings = await mesh.peers() if settings.peers and not local else []
+        return {
+            "ok": True,
+            "node": settings.node,
+            "tools": merge(records, listings, principal, wanted),
+            "peers": [listing.status for listing in listings],
+        }
 
     app.include_router(approval_routes(runtime, authenticator))
 
-    # The hot path is a plain Starlette route: FastAPI's per-request machinery costs
-    # more than the call itself. Its OpenAPI entry is written by _document_tool_call.
-    app.router.routes.insert(0, Route("/v1/tool_call", tool_call, methods=["POST"]))
+    def handle_error(request: Request, error: Exception) -> Awaitable[JSONResponse] | None:
+        """The app's own handler for what a hot-path call raised (None: the server-error handler's)."""
+        if isinstance(error, ColonyError):
+            return colony_error(request, error)
+        if isinstance(error, RequestValidationError):
+            return invalid_request(request, error)
+        if isinstance(error, StarletteHTTPException):
+            return http_error(request, error)
+        return None
+
     _document_tool_call(app, tool_call.__doc__ or "")
     return app
 
@@ -229,7 +270,7 @@ def _parse_tool_call(raw: bytes) -> ToolCallRequest:
 
 
 def _document_tool_call(app: FastAPI, summary: str) -> None:
-    """Publish POST /v1/tool_call (a Starlette route) in the OpenAPI document, with its models."""
+    """Publish POST /v1/tool_call (answered by the HotPath middleware) in the OpenAPI document, with its models."""
     generate = app.openapi
 
     def openapi() -> dict[str, Any]:

@@ -15,9 +15,10 @@ import httpx
 
 from colony.errors import CallTimeoutError, CapabilityDeniedError, PeerError, ToolInputError, UnknownToolError
 from colony.runtime import CallRequest, CallStatus, Principal, Runtime
-from colony.surfaces.error_mapping import rebuild_error
+from colony.surfaces.gateway.mesh import MeshCatalog
 from colony.surfaces.gateway.models import ToolCallRequest
 from colony.surfaces.gateway.settings import GatewaySettings, Peer
+from colony.surfaces.peer_answers import tool_call_answer
 
 __all__ = ["Routed", "Router"]
 
@@ -47,6 +48,7 @@ class Router:
         self.runtime = runtime
         self.settings = settings
         self.http = http
+        self.mesh = MeshCatalog(settings, http)
         self._peer_tools: dict[str, tuple[float, frozenset[str]]] = {}
 
     async def call(self, request: ToolCallRequest, principal: Principal, agent: str | None) -> Routed:
@@ -123,29 +125,23 @@ class Router:
             json=forwarded.model_dump(mode="json", exclude_none=True),
             headers={"x-colony-agent": caller},
         )
-        body = _json_body(peer, response)
-        if response.status_code == 202 and isinstance(body.get("approval"), dict):  # held at the peer
-            return Routed(
-                None, str(body.get("node") or peer.url), verdict=body.get("verdict"), approval=body["approval"]
-            )
-        if not body.get("ok"):
-            raise rebuild_error(body.get("error"), response.status_code)
+        answer = tool_call_answer(f"{peer.url}/v1/tool_call", response.status_code, response.content)
         return Routed(
-            result=body.get("result"),
-            node=str(body.get("node") or peer.url),
-            verdict=body.get("verdict"),
-            record=body.get("outcome"),
+            result=answer.result,
+            node=answer.node or peer.url,
+            verdict=answer.verdict,
+            record=answer.outcome,
+            approval=answer.approval,
         )
 
     async def _tools_of(self, peer: Peer) -> frozenset[str]:
         cached = self._peer_tools.get(peer.url)
         if cached is not None and time.monotonic() - cached[0] < _CATALOG_TTL_SECONDS:
             return cached[1]
-        body = _json_body(peer, await self._send(peer, "GET", "/v1/catalog"))
-        tools = body.get("tools")
-        if not isinstance(tools, list):
-            raise PeerError(f"{peer.url}/v1/catalog did not list tools")
-        names = frozenset(str(tool.get("name")) for tool in tools if isinstance(tool, dict))
+        listing = await self.mesh.listing(peer)  # within the peer timeout and the catalog size cap
+        if listing.status["status"] != "ok":
+            raise PeerError(listing.status["error"])
+        names = frozenset(record["name"] for record in listing.records)
         self._peer_tools[peer.url] = (time.monotonic(), names)
         return names
 
@@ -173,13 +169,3 @@ class Router:
         raise ToolInputError.for_field(
             "target.url", f"{url} is not a configured peer of this gateway", expected=f"one of: {known}"
         )
-
-
-def _json_body(peer: Peer, response: httpx.Response) -> dict[str, Any]:
-    try:
-        body = response.json()
-    except ValueError:
-        raise PeerError(f"{peer.url} answered HTTP {response.status_code} with a body that is not JSON") from None
-    if not isinstance(body, dict):
-        raise PeerError(f"{peer.url} answered HTTP {response.status_code} with JSON that is not an object")
-    return body

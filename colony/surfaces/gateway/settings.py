@@ -63,6 +63,9 @@ class GatewaySettings(BaseModel):
     max_argument_bytes: int = Field(default=256 * 1024, gt=0, description="Largest tool_args accepted (JSON).")
     call_timeout_seconds: float = Field(default=30.0, gt=0, description="Per-call timeout of a local tool.")
     peer_timeout_seconds: float = Field(default=10.0, gt=0, description="Timeout of one request to a peer.")
+    peer_catalog_max_bytes: int = Field(
+        default=4 * 1024 * 1024, gt=0, description="Largest catalog a peer may answer for the mesh catalog."
+    )
     allowed_hosts: list[str] = Field(
         default_factory=list, description="Host values accepted beyond this gateway's own (host:port, exact)."
     )
@@ -148,6 +151,7 @@ class GatewaySettings(BaseModel):
             "max_argument_bytes": "MAX_ARGUMENT_BYTES",
             "call_timeout_seconds": "CALL_TIMEOUT",
             "peer_timeout_seconds": "PEER_TIMEOUT",
+            "peer_catalog_max_bytes": "PEER_CATALOG_MAX_BYTES",
             "jwks_url": "JWKS_URL",
             "jwks_file": "JWKS_FILE",
             "jwt_audience": "JWT_AUDIENCE",

@@ -16,6 +16,7 @@ DOUBLES = "tests.doubles"
 ENTRIES = {
     "sleeper": ("sleep", f"{SAMPLES}.Sleeper"),
     "async_sleeper": ("sleep", f"{SAMPLES}.AsyncSleeper"),
+    "spinner": ("spin", f"{SAMPLES}.Spinner"),
     "append_note": ("append_note", f"{SAMPLES}.AppendNote"),
     "ledger_double": ("write_entry", f"{DOUBLES}.LedgerToolDouble"),
     "unit_convert": ("convert_units", "tools.unit_convert.UnitConvert"),

@@ -116,3 +116,31 @@ class AsyncSleeper(LocalToolCapability):
         """
         await asyncio.sleep(seconds)
         return {"slept": seconds}
+
+
+class Spinner(LocalToolCapability):
+    """Burn CPU in pure Python: a CPU-bound tool, run in a worker process."""
+
+    spec = ToolSpec(name="spinner", description="Burn CPU for a while.", capabilities=("spin",))
+    cpu_bound = True
+
+    @action_executor
+    def spin(self, *, seconds: float, pid_file: str = "", explode: bool = False) -> dict[str, int]:
+        """Spin for ``seconds``, after writing this process's id to ``pid_file`` when given.
+
+        Args:
+            seconds: How long to keep the CPU busy.
+            pid_file: Where to write the id of the process doing the work.
+            explode: Raise an exception that is not a Colony error.
+
+        Returns:
+            {"pid": the id of the process that did the work}.
+        """
+        if pid_file:
+            Path(pid_file).write_text(str(os.getpid()))
+        until = time.monotonic() + seconds
+        while time.monotonic() < until:
+            pass
+        if explode:
+            raise RuntimeError("boom")
+        return {"pid": os.getpid()}

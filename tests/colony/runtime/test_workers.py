@@ -1,0 +1,76 @@
+"""CPU-bound tools run in worker processes: the serving process keeps its GIL, a deadline kills the work."""
+
+from __future__ import annotations
+
+import os
+import pickle
+import time
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from colony.errors import (
+    CallTimeoutError,
+    ColonyError,
+    RateLimitedError,
+    ToolExecutionError,
+    ToolInputError,
+    ToolOutputTooLargeError,
+)
+from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, Runtime
+
+MakeRuntime = Callable[..., Runtime]
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a running process (a zombie awaiting its parent counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
+
+
+async def test_a_cpu_bound_tool_runs_in_another_process(make_runtime: MakeRuntime) -> None:
+    outcome = await make_runtime().call(CallRequest("spinner", {"seconds": 0.01}), LOCAL_OPERATOR)
+    assert outcome.status is CallStatus.EXECUTED
+    assert outcome.result["pid"] != os.getpid()
+
+
+async def test_a_cpu_bound_call_past_its_deadline_kills_its_worker(make_runtime: MakeRuntime, tmp_path: Path) -> None:
+    pid_file = tmp_path / "worker.pid"
+    runtime = make_runtime(timeout_seconds=3)
+    with pytest.raises(CallTimeoutError, match=r"spinner did not finish within 3 s"):
+        await runtime.call(CallRequest("spinner", {"seconds": 600, "pid_file": str(pid_file)}), LOCAL_OPERATOR)
+    pid = int(pid_file.read_text())
+    for _ in range(100):  # the kill is sent at the deadline; give the kernel a moment to reap it
+        if not alive(pid):
+            break
+        time.sleep(0.1)
+    assert not alive(pid), f"worker {pid} still spins after its call timed out"
+    again = await runtime.call(CallRequest("spinner", {"seconds": 0}), LOCAL_OPERATOR)
+    assert again.status is CallStatus.EXECUTED  # a fresh worker serves the next call
+
+
+async def test_a_workers_errors_arrive_whole(make_runtime: MakeRuntime) -> None:
+    runtime = make_runtime()
+    with pytest.raises(ToolInputError) as raised:
+        await runtime.call(CallRequest("spinner", {"seconds": "long"}), LOCAL_OPERATOR)
+    assert [error.field for error in raised.value.errors] == ["seconds"]
+    with pytest.raises(ToolExecutionError, match="spinner failed: RuntimeError: boom"):
+        await runtime.call(CallRequest("spinner", {"seconds": 0, "explode": True}), LOCAL_OPERATOR)
+
+
+@pytest.mark.parametrize(
+    "error",
+    [
+        ToolInputError.for_field("schema", "not a schema", expected="an object"),
+        ToolOutputTooLargeError("too big", action="redact_pii", size_bytes=9, limit_bytes=8),
+        RateLimitedError("slow down", retry_after_seconds=2.5),
+        ToolExecutionError("busy", retryable=True),
+    ],
+)
+def test_colony_errors_survive_pickling(error: ColonyError) -> None:
+    copy = pickle.loads(pickle.dumps(error))
+    assert type(copy) is type(error) and str(copy) == str(error) and copy.to_dict() == error.to_dict()
