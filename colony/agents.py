@@ -179,8 +179,13 @@ class Agent:
         rationale: str | None = None,
         rollback_plan: str | None = None,
         evidence: Mapping[str, Any] | None = None,
+        approval_id: str | None = None,
     ) -> CallOutcome:
-        """The whole outcome of a call (status, verdict, record), as ``call`` sees it before raising."""
+        """The whole outcome of a call (status, verdict, record), as ``call`` sees it before raising.
+
+        A held call's outcome names its approval request; the same call with ``approval_id``
+        runs once a person approved it.
+        """
         capability, entry = self.lookup(menu_name)
         request = CallRequest(
             tool=capability.capability_name(),
@@ -190,6 +195,7 @@ class Agent:
             rollback_plan=rollback_plan,
             evidence=evidence,
             approval_required=self._approval_required(entry),
+            approval_id=approval_id,
         )
         return await self.runtime.call(request, self.principal)
 

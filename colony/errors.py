@@ -33,6 +33,9 @@
     │   ├── KernelInputError       a kernel call's input is malformed (also a ValueError)
     │   ├── AttestationError       an outcome's authorization is forged, expired,
     │   │                          replayed, mismatched or missing
+    │   ├── ApprovalError          an approval request cannot be decided or used as asked
+    │   │   │                      (already decided, expired, already executed, mismatched)
+    │   │   └── UnknownApprovalError  no approval request has that id
     │   └── KernelStoreError       the kernel's database failed; ``retryable`` when
     │                              a second attempt may succeed (lock, deadlock)
     └── SurfaceError               the gateway, MCP server or client refused or failed a call
@@ -65,6 +68,7 @@ __all__ = [
     "AWSError",
     "ActionNotExecutedError",
     "AgentSpecError",
+    "ApprovalError",
     "AttestationError",
     "AuthenticationError",
     "CallTimeoutError",
@@ -100,6 +104,7 @@ __all__ = [
     "ToolOutputTooLargeError",
     "UngatedActionError",
     "UnknownActionError",
+    "UnknownApprovalError",
     "UnknownSandboxRoleError",
     "UnknownToolError",
     "VerificationError",
@@ -399,6 +404,25 @@ class KernelInputError(KernelError, ValueError):
 
 class AttestationError(KernelError):
     """An outcome report's authorization token cannot be accepted; the message says why."""
+
+
+class ApprovalError(KernelError):
+    """An approval request cannot be decided or used as asked; ``state`` is where it stands."""
+
+    def __init__(self, message: str, *, approval_id: str, state: str | None = None) -> None:
+        super().__init__(message)
+        self.approval_id = approval_id
+        self.state = state
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "approval_id": self.approval_id, "state": self.state}
+
+
+class UnknownApprovalError(ApprovalError, LookupError):
+    """No approval request has that id."""
+
+    def __init__(self, approval_id: str) -> None:
+        super().__init__(f"no approval request {approval_id!r}", approval_id=approval_id)
 
 
 class KernelStoreError(KernelError):

@@ -153,7 +153,7 @@ def _summary(outcome: CallOutcome, kernel: ColonyKernel, agent_id: str) -> Gated
         verdict=GateVerdict.model_validate({k: v for k, v in (outcome.verdict or {}).items() if k in _VERDICT_KEYS})
         if outcome.verdict
         else None,
-        approval=ApprovalInput(**_approval(outcome.approval)) if outcome.approval else None,
+        approval=ApprovalInput(**_approval(outcome.approval)) if (outcome.approval or {}).get("reviewer") else None,
         result=outcome.result,
         error=_error(outcome.error),
         rolled_back=list(outcome.rolled_back),

@@ -104,9 +104,30 @@ def tick(
 
 @kernel_app.command("profile")
 def profile(agent: Annotated[str, typer.Argument(help="The agent's id.")], as_json: JsonFlag = False) -> None:
-    """Show an agent's trust profile (an unknown agent gets a sandbox profile)."""
+    """Show an agent's trust profile (reads only: an agent the kernel never saw is an error)."""
     try:
-        _show(_kernel(as_json).agent_profile(agent), as_json)
+        found = _kernel(as_json).find_profile(agent)
+    except ColonyError as error:
+        raise _fail(error, as_json) from None
+    if found is None:
+        raise _fail(
+            f"unknown agent {agent!r} (the kernel has never seen it; `colony kernel trust` creates it)", as_json
+        )
+    _show(found, as_json)
+
+
+@kernel_app.command("trust")
+def trust(
+    agent: Annotated[str, typer.Argument(help="The agent's id (created when new).")],
+    value: Annotated[
+        float,
+        typer.Argument(help="Its trust in [0, 1]; the role follows (0.25 repair_ant, 0.5 memory_ant, 0.7 dispatcher)."),
+    ],
+    as_json: JsonFlag = False,
+) -> None:
+    """Set an agent's trust, and so its role (an operator's override)."""
+    try:
+        _show(_kernel(as_json).set_trust(agent, value), as_json)
     except ColonyError as error:
         raise _fail(error, as_json) from None
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -101,13 +102,19 @@ def call_tool(
     evidence: Annotated[
         str | None, typer.Option(help='Supporting evidence as a JSON object, e.g. \'{"tests": ["t1"]}\'.')
     ] = None,
+    approval: Annotated[
+        str | None,
+        typer.Option("--approval", help="Resubmit a held call with its approval id (it runs once approved)."),
+    ] = None,
     as_json: JsonFlag = False,
 ) -> None:
     """Run one action of a tool through the governed pipeline, printing its result as JSON.
 
     A side-effecting tool is proposed to the kernel's gate first, as --agent, and runs only on EXECUTE.
+    A held call prints its approval id and exits 2: approve it (`colony approvals approve ID`), then
+    run the same command again with `--approval ID`.
     """
-    from colony.runtime import LOCAL_OPERATOR, CallRequest, Runtime
+    from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, Runtime
 
     try:
         parsed = json.loads(arguments)
@@ -127,6 +134,7 @@ def call_tool(
         rationale=rationale,
         rollback_plan=rollback_plan,
         evidence=case,
+        approval_id=approval,
     )
 
     async def run() -> Any:
@@ -137,7 +145,10 @@ def call_tool(
             await runtime.aclose()
 
     try:
-        outcome = asyncio.run(run()).raise_for_status()
+        outcome = asyncio.run(run())
+        if outcome.status is CallStatus.HELD and outcome.approval:
+            raise _held(outcome.approval, outcome.verdict or {}, as_json)
+        outcome.raise_for_status()
     except ColonyError as error:
         raise _fail(error, as_json) from None
     if as_json:
@@ -152,6 +163,23 @@ def call_tool(
             highlight=False,
         )
     typer.echo(json.dumps(outcome.result, indent=2))
+
+
+def _held(approval: dict[str, Any], verdict: dict[str, Any], as_json: bool) -> typer.Exit:
+    """Tell the caller the call waits for a person, and how to go on; exit 2."""
+    if as_json:
+        typer.echo(json.dumps({"ok": False, "status": "held", "approval": approval, "verdict": verdict}, indent=2))
+        return typer.Exit(code=2)
+    approval_id = approval["approval_id"]
+    expires = datetime.fromtimestamp(approval["expires_at"], UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+    for line in (
+        f"held: {approval['reason']}",
+        f"approval {approval_id} is {approval['state']} until {expires}",
+        f"  approve: colony approvals approve {approval_id} --note '...'",
+        f"  then run this command again with --approval {approval_id}",
+    ):
+        typer.echo(line, err=True)
+    return typer.Exit(code=2)
 
 
 @tools_app.command("check")

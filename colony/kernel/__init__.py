@@ -4,9 +4,14 @@ Public names are pinned by ``tests/colony/kernel/test_exports.py``.
 """
 
 from colony.kernel.actions import ActionKind
+from colony.kernel.approvals import arguments_digest
 from colony.kernel.kernel import ColonyKernel
 from colony.kernel.models import (
     AgentProfile,
+    Approval,
+    ApprovalClaim,
+    ApprovalFinding,
+    ApprovalState,
     AttestationMode,
     ColonySignal,
     ColonyStatus,
@@ -32,6 +37,10 @@ from colony.kernel.settings import KernelSettings
 __all__ = [
     "ActionKind",
     "AgentProfile",
+    "Approval",
+    "ApprovalClaim",
+    "ApprovalFinding",
+    "ApprovalState",
     "AttestationMode",
     "ColonyKernel",
     "ColonySignal",
@@ -53,4 +62,5 @@ __all__ = [
     "Role",
     "SignalSource",
     "SignalType",
+    "arguments_digest",
 ]

@@ -51,6 +51,12 @@ class ConsequenceMemory:
         return None if row is None else _record(row)
 
     @staticmethod
+    def for_proposal(connection: Connection, proposal_id: str) -> ConsequenceRecord | None:
+        """The entry that settled ``proposal_id`` (at most one: the column is unique), or None."""
+        row = connection.execute(select(_C).where(_C.c.proposal_id == proposal_id)).first()
+        return None if row is None else _record(row)
+
+    @staticmethod
     def all_for(connection: Connection, agent_id: str) -> list[ConsequenceRecord]:
         """Every consequence of one agent, oldest first (for audits and consistency checks)."""
         rows = connection.execute(select(_C).where(_C.c.agent_id == agent_id).order_by(_C.c.seq)).all()

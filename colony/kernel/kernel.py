@@ -17,6 +17,8 @@ from sqlalchemy import Connection
 
 from colony.errors import AttestationError, KernelInputError
 from colony.kernel.actions import ActionKind, resolve_kind
+from colony.kernel.approvals import Approvals
+from colony.kernel.approving import ApprovalOperations
 from colony.kernel.attestation import Attestor, Claims, load_secret
 from colony.kernel.checks import check_name
 from colony.kernel.consequences import ConsequenceMemory
@@ -95,7 +97,7 @@ def _decay_rate(value: Any) -> DecayRate:
         ) from None
 
 
-class ColonyKernel:
+class ColonyKernel(ApprovalOperations):
     """The Colony kernel: gate, falsification, ledger, pheromones, roles, consequences, pruning."""
 
     def __init__(self, settings: KernelSettings | None = None, *, clock: Callable[[], float] = time.time) -> None:
@@ -112,6 +114,7 @@ class ColonyKernel:
         self.pruner = PruningDaemon()
         self.reporter = StatusReporter(self.pheromones, self.ledger, self.roles)
         self.reservations = Reservations(self.ledger, self.roles)
+        self.approvals = Approvals(self.roles, self.pheromones, self.settings.approval_ttl_seconds)
         secret = self.settings.attestation_secret
         key = secret.get_secret_value().encode() if secret else self.store.run(load_secret)
         self.attestor = Attestor(key, self.settings.attestation_ttl_seconds)
@@ -186,7 +189,14 @@ class ColonyKernel:
                 pressure=pressure(reading.strengths),
             )
             outcome = self.gate.decide(inputs)
-            period, claims = None, None
+            if request.require_approval and outcome.decision is Decision.EXECUTE:
+                outcome = replace(
+                    outcome,
+                    decision=Decision.HOLD,
+                    reason=f"{outcome.reason}; a person must approve this call",
+                    required_evidence=[*outcome.required_evidence, "human_approval"],
+                )
+            period, claims, approval = None, None, None
             if outcome.decision is Decision.EXECUTE and budget_last:
                 # The budget row is every process's hot spot: write the rest first and reserve last,
                 # so its lock is held only until the commit. A budget that cannot cover the estimate
@@ -223,6 +233,8 @@ class ColonyKernel:
                     evidence = {"proposal_id": proposal_id, "action_type": request.action_type}
                     deposit = Deposit(request.target, SignalType.FAILURE, source=SignalSource.AGENT, evidence=evidence)
                     self.pheromones.deposit(connection, deposit, now=now, tick=reading.tick)
+                if outcome.decision is Decision.HOLD:
+                    approval = self.approvals.open(connection, proposal_id, request, outcome, report, estimate, now)
             return GateVerdict(
                 decision=outcome.decision,
                 gate_score=outcome.gate_score,
@@ -232,6 +244,8 @@ class ColonyKernel:
                 falsification_severity=severity,
                 proposal_id=proposal_id,
                 authorization=self.attestor.sign(claims) if claims else None,
+                approval_id=approval.approval_id if approval else None,
+                approval_expires_at=approval.expires_at if approval else None,
             )
 
         if self._budget_short_in != self.ledger.period(now):
@@ -400,6 +414,11 @@ class ColonyKernel:
         consequence_id = check_name(consequence_id, "consequence_id", 36)
         return self.store.run(lambda connection: ConsequenceMemory.get(connection, consequence_id), write=False)
 
+    def consequence_of(self, proposal_id: str) -> ConsequenceRecord | None:
+        """The history entry that settled a proposal (its outcome, refusal or expiry), or None (extension)."""
+        proposal_id = check_name(proposal_id, "proposal_id", 64)
+        return self.store.run(lambda connection: ConsequenceMemory.for_proposal(connection, proposal_id), write=False)
+
     def set_trust(self, agent_id: str, trust: float) -> AgentProfile:
         """Set an agent's trust, and so its role (extension: an operator's override)."""
         agent_id = check_name(agent_id, "agent_id", 256)
@@ -473,7 +492,7 @@ class ColonyKernel:
         return self.store.run(work)
 
     def tick(self, key: str | None = None) -> ColonyStatus:
-        """Advance one tick: release lapsed reservations, evaporate, drop expired traces; return the status.
+        """Advance one tick: release lapsed reservations, expire overdue approvals, evaporate; return the status.
 
         Args:
             key: The scheduled run's identity (its id or scheduled time). A tick with a key
@@ -488,6 +507,7 @@ class ColonyKernel:
             if key is not None and not TickKeys.claim(connection, key, now):
                 return self.reporter.snapshot(connection, now)
             self.reservations.expire_due(connection, now)
+            self.approvals.expire_due(connection, now)
             tick = self.pheromones.evaporate(connection)
             if key is not None:
                 TickKeys.applied(connection, key, tick)

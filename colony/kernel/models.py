@@ -32,6 +32,10 @@ from colony.kernel.plan_fields import check_plan_fields
 
 __all__ = [
     "AgentProfile",
+    "Approval",
+    "ApprovalClaim",
+    "ApprovalFinding",
+    "ApprovalState",
     "AttackVector",
     "AttestationMode",
     "BudgetDimension",
@@ -160,6 +164,7 @@ class ConsequenceKind(StrEnum):
 
     OUTCOME = "outcome"
     EXPIRY = "expiry"
+    REJECTION = "rejection"
 
 
 class KernelModel(BaseModel):
@@ -219,6 +224,16 @@ class ProposeActionRequest(_Request):
         description="Extension: resources to reserve, e.g. {'llm_calls': 1, 'runtime_seconds': 2.0}; finite, "
         "at most the period's limit.",
     )
+    tool: str | None = Field(
+        default=None,
+        max_length=MAX_ID,
+        description="Extension: the tool the action runs in, as an approval names it (default: the target).",
+    )
+    require_approval: bool = Field(
+        default=False,
+        description="Extension: a person must approve even an EXECUTE (an agent spec's `tool_approval: required`); "
+        "it can only turn EXECUTE into HOLD.",
+    )
 
     _evidence: dict[str, Any] = PrivateAttr(default_factory=dict)
 
@@ -251,10 +266,16 @@ class GateVerdict(KernelModel):
     falsification_severity: float = Field(ge=0.0, le=1.0, description="Maximum falsification weight; 0 = none.")
     proposal_id: str | None = Field(default=None, description="Extension: the stored proposal's id.")
     authorization: str | None = Field(default=None, description="Extension: signed token, present on EXECUTE.")
+    approval_id: str | None = Field(default=None, description="Extension: the approval request a HOLD opened.")
+    approval_expires_at: float | None = Field(
+        default=None, description="Extension: when that approval request lapses undecided (unix time)."
+    )
 
     def seed_dict(self) -> dict[str, Any]:
         """Exactly seed 001's output keys (for MCP)."""
-        return self.model_dump(mode="json", exclude={"proposal_id", "authorization"})
+        return self.model_dump(
+            mode="json", exclude={"proposal_id", "authorization", "approval_id", "approval_expires_at"}
+        )
 
 
 class RecordOutcomeRequest(_Request):
@@ -365,7 +386,9 @@ class ConsequenceRecord(KernelModel):
     trust_after: float = Field(description="Trust after this report.")
     recorded_at: float = Field(description="Unix time.")
     kind: ConsequenceKind = Field(
-        default=ConsequenceKind.OUTCOME, description="Extension: 'outcome' (a report) or 'expiry' (no report came)."
+        default=ConsequenceKind.OUTCOME,
+        description="Extension: 'outcome' (a report), 'expiry' (no report or no decision came) or 'rejection' "
+        "(a person rejected the held proposal).",
     )
 
 
@@ -425,3 +448,56 @@ class PruningReport(KernelModel):
     candidates: list[PruningCandidate] = Field(description="Sorted by confidence, highest first.")
     total_candidates: int = Field(ge=0, description="len(candidates).")
     generated_at: float = Field(description="Unix time.")
+
+
+class ApprovalState(StrEnum):
+    """Where an approval request stands; only ``pending`` can change, and only once."""
+
+    PENDING = "pending"
+    APPROVED = "approved"
+    REJECTED = "rejected"
+    EXPIRED = "expired"
+
+
+class ApprovalFinding(KernelModel):
+    """A falsification finding as a reviewer reads it."""
+
+    attack_vector: AttackVector = Field(description="Which vector objected.")
+    severity: Severity = Field(description="How bad.")
+    claim: str = Field(description="The assumption attacked.")
+    remediation: str = Field(description="How to address it.")
+
+
+class Approval(KernelModel):
+    """A held proposal waiting for (or decided by) a person: everything a reviewer needs to judge it."""
+
+    approval_id: str = Field(description="UUID of the request.")
+    proposal_id: str = Field(description="The held proposal.")
+    agent_id: str = Field(description="The agent that asked.")
+    tool: str = Field(description="The tool the action runs in (the proposal's target for a bare kernel proposal).")
+    action: str = Field(description="The action (the proposal's action_type).")
+    target: str = Field(description="The proposal's target.")
+    arguments_digest: str = Field(description="sha256 of the action's arguments as canonical JSON.")
+    gate_score: float = Field(ge=0.0, le=1.0, description="The gate's score.")
+    findings: list[ApprovalFinding] = Field(description="The falsification findings the gate weighed.")
+    required_evidence: list[str] = Field(description="What would let the gate decide alone.")
+    reason: str = Field(description="Why the gate held the proposal.")
+    requested_at: float = Field(description="Unix time of the HOLD.")
+    expires_at: float = Field(description="Unix time after which the request lapses undecided.")
+    state: ApprovalState = Field(description="pending, approved, rejected or expired.")
+    reviewer: str | None = Field(default=None, description="Who decided (None while pending or when it expired).")
+    note: str | None = Field(default=None, description="The reviewer's note.")
+    decided_at: float | None = Field(default=None, description="Unix time of the decision or the expiry.")
+    executed_at: float | None = Field(
+        default=None, description="Unix time the approved call claimed its authorization (once only)."
+    )
+    flow_run_id: str | None = Field(default=None, description="The Prefect flow run waiting on this request, if any.")
+
+
+class ApprovalClaim(KernelModel):
+    """An approved request handed to the call it approves: once only."""
+
+    approval: Approval = Field(description="The request, now claimed.")
+    authorization: str | None = Field(
+        description="The signed one-time authorization bound to the proposal (None when attestation is off)."
+    )

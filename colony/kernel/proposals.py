@@ -6,7 +6,7 @@ import secrets
 import time
 from dataclasses import dataclass
 
-from sqlalchemy import Connection, bindparam, insert, select
+from sqlalchemy import Connection, bindparam, insert, select, update
 
 from colony.kernel.attestation import Claims
 from colony.kernel.gate import GateOutcome
@@ -17,7 +17,7 @@ from colony.kernel.roles import INITIAL_TRUST, role_for
 from colony.kernel.schema import tables
 from colony.kernel.store import Prepared
 
-__all__ = ["GateReading", "new_proposal_id", "read_for_gate", "store_proposal"]
+__all__ = ["GateReading", "new_proposal_id", "open_reservation", "read_for_gate", "store_proposal"]
 
 _INSERT = Prepared(insert(tables.proposals))
 _STATE, _AGENTS, _TRACES = tables.kernel_state, tables.agents, tables.pheromones
@@ -120,4 +120,27 @@ def store_proposal(
             "expires_at": expires_at if reserved else None,
             "reservation": "open" if reserved else None,
         },
+    )
+
+
+def open_reservation(
+    connection: Connection,
+    proposal_id: str,
+    period: int,
+    estimate: dict[str, float],
+    claims: Claims | None,
+    expires_at: float,
+) -> None:
+    """Give a held proposal a person approved what an EXECUTE gets: a reservation open until ``expires_at``."""
+    connection.execute(
+        update(tables.proposals)
+        .where(tables.proposals.c.proposal_id == proposal_id)
+        .values(
+            period=period,
+            reserved_llm_calls=estimate["llm_calls"],
+            reserved_runtime_seconds=estimate["runtime_seconds"],
+            token_nonce=claims.nonce if claims else None,
+            expires_at=expires_at,
+            reservation="open",
+        )
     )

@@ -10,7 +10,7 @@ from sqlalchemy import Boolean, Column, Float, Index, Integer, MetaData, String,
 
 __all__ = ["SCHEMA_VERSION", "metadata", "tables"]
 
-SCHEMA_VERSION = 2
+SCHEMA_VERSION = 3
 metadata = MetaData()
 
 schema_version = Table("colony_schema_version", metadata, Column("version", Integer, primary_key=True))
@@ -131,6 +131,36 @@ ticks = Table(
     Column("applied_at", Float, nullable=False, index=True),
 )
 
+PENDING = text("state = 'pending'")
+
+approvals = Table(
+    "colony_approvals",
+    metadata,
+    Column("approval_id", String(36), primary_key=True),
+    Column("proposal_id", String(36), nullable=False, unique=True),
+    Column("agent_id", String(256), nullable=False, index=True),
+    Column("tool", String(256), nullable=False),
+    Column("action", String(256), nullable=False),
+    Column("target", String(1024), nullable=False),
+    Column("arguments_digest", String(64), nullable=False),
+    Column("gate_score", Float, nullable=False),
+    Column("findings", Text, nullable=False),  # JSON list
+    Column("required_evidence", Text, nullable=False),  # JSON list
+    Column("reason", Text, nullable=False),
+    Column("estimate_llm_calls", Float, nullable=False),  # reserved when a person approves
+    Column("estimate_runtime_seconds", Float, nullable=False),
+    Column("requested_at", Float, nullable=False),
+    Column("expires_at", Float, nullable=False),
+    Column("state", String(16), nullable=False),  # pending | approved | rejected | expired
+    Column("reviewer", String(256), nullable=True),
+    Column("note", Text, nullable=True),
+    Column("decided_at", Float, nullable=True),
+    Column("executed_at", Float, nullable=True),
+    Column("flow_run_id", String(64), nullable=True),
+    # Only pending requests are indexed, by expiry: the tick's sweep reads the front of a small index.
+    Index("ix_colony_approvals_pending", "expires_at", sqlite_where=PENDING, postgresql_where=PENDING),
+)
+
 
 class _Tables:
     """Named access to the schema's tables."""
@@ -144,6 +174,7 @@ class _Tables:
     proposals = proposals
     consequences = consequences
     ticks = ticks
+    approvals = approvals
 
 
 tables = _Tables()

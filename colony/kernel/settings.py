@@ -36,6 +36,9 @@ class KernelSettings(BaseSettings):
         description="HMAC key for authorizations; when unset, one is generated once and kept in the database.",
     )
     attestation_ttl_seconds: float = Field(default=3600.0, gt=0, description="How long an authorization stays valid.")
+    approval_ttl_seconds: float = Field(
+        default=3600.0, gt=0, description="How long a held proposal's approval request waits for a person."
+    )
     budget_llm_calls: float = Field(default=500, ge=0, description="LLM calls allowed per budget period.")
     budget_runtime_seconds: float = Field(default=3600.0, ge=0, description="Runtime seconds allowed per period.")
     budget_period_seconds: float = Field(default=86400.0, gt=0, description="Length of a budget period.")

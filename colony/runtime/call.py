@@ -30,6 +30,8 @@ class CallRequest:
         budget_estimate: Expected usage; it can raise the tool's declared cost, never lower it.
         approval_required: A person must approve this call even if the gate would run it
             (an agent spec's ``tool_approval: required``); it makes a pure tool governed too.
+        approval_id: Resubmits a held call: once its approval request is approved, the same
+            call (same agent, tool, action and arguments) runs, once.
     """
 
     tool: str
@@ -42,6 +44,7 @@ class CallRequest:
     target: str | None = None
     budget_estimate: Mapping[str, float] | None = None
     approval_required: bool = False
+    approval_id: str | None = None
 
 
 class CallStatus(StrEnum):
@@ -69,7 +72,9 @@ class CallOutcome:
         verdict: The gate's verdict, without its authorization token (governed calls).
         record: The recorded outcome (governed calls that reached the record step).
         error: The failure (FAILED only): the tool's own error.
-        approval: The person's decision on a held call, when one was taken.
+        approval: A held call's approval request (``approval_id``, ``state``, ``expires_at``,
+            ``reason``, ``required_evidence``, ``reviewer``, ``note``, ``approved``, and while
+            pending ``resolve``: how to approve, reject or resubmit it).
         cached: Whether the result is a cache hit of an earlier identical call (Prefect's executor).
         rolled_back: The rollback actions that ran after a failed check.
     """
@@ -99,8 +104,11 @@ class CallOutcome:
         if self.status is CallStatus.FAILED and self.error is not None:
             raise self.error
         reason = (self.verdict or {}).get("reason", "")
+        pending = self.approval is not None and self.approval.get("state") == "pending"
         raise ActionNotExecutedError(
             f"{self.tool}.{self.action} was not run for {self.acting.describe()}: {self.status.value}"
-            + (f" ({reason})" if reason else ""),
-            verdict={**(self.verdict or {}), "status": self.status.value},
+            + (f" ({reason})" if reason else "")
+            + (f"; approval {self.approval['approval_id']} awaits a person" if pending else ""),  # type: ignore[index]
+            verdict={**(self.verdict or {}), "status": self.status.value}
+            | ({"approval": self.approval} if self.approval else {}),
         )

@@ -2,8 +2,11 @@
 
     propose (risk from the catalog spec, never lowered by the caller)
       EXECUTE -> run with the consumed authorization -> record (attested)
-      HOLD    -> the hold strategy (a person decides) -> approved: run -> record;
-                 rejected or timed out: record the refusal; no strategy: HELD
+      HOLD    -> the kernel opened an approval request; no strategy: HELD (the caller
+                 resubmits with ``approval_id`` once a person approved it);
+                 with a strategy (a person decides here): its decision goes to the kernel,
+                 approved: claim the one-time authorization, run -> record (attested);
+                 rejected or timed out: the kernel recorded the refusal
       REFUSE  -> the verdict is the answer (the kernel laid a FAILURE trace)
     a failed check after the run -> the declared rollback action -> record as failed
 
@@ -26,6 +29,7 @@ from colony.runtime.authorization import Authorization
 from colony.runtime.call import CallOutcome, CallRequest, CallStatus
 from colony.runtime.catalog import CatalogTool
 from colony.runtime.executor import Executor
+from colony.runtime.held import approval_view, check_resubmission
 from colony.runtime.kernels import KernelProvider
 from colony.runtime.principal import Acting
 
@@ -95,8 +99,10 @@ class Governor:
         verify: Verifier | None = None,
     ) -> CallOutcome:
         """Propose the call, act on the verdict, record what happened."""
-        from colony.kernel import Decision
+        from colony.kernel import ApprovalState, Decision
 
+        if request.approval_id is not None:
+            return await self.resume(tool, action, arguments, request, acting, verify)
         rationale = (request.rationale or "").strip()
         if len(rationale) < _MIN_RATIONALE:
             raise ToolInputError.for_field(
@@ -112,33 +118,134 @@ class Governor:
         else:
             verdict = await anyio.to_thread.run_sync(self.kernels.get().propose_action, proposal)
         shown = {**verdict.seed_dict(), "proposal_id": verdict.proposal_id}
-        decision = verdict.decision
-        if decision is Decision.EXECUTE and request.approval_required:
-            decision = Decision.HOLD
-            shown |= {"decision": decision.value, "reason": f"{verdict.reason}; a person must approve this call"}
-            shown["required_evidence"] = [*shown.get("required_evidence", []), "human_approval"]
+        if verdict.approval_id is not None:
+            shown["approval_id"] = verdict.approval_id
         outcome = _Outcome(tool.name, action, acting, shown, version=tool.cls.spec.version)
-        if decision is Decision.REFUSE:
+        if verdict.decision is Decision.REFUSE:
             self._refused(outcome, shown)
             return outcome.finish(CallStatus.REFUSED)
-        approval: HoldDecision | None = None
-        if decision is Decision.HOLD:
+        token = verdict.authorization  # the kernel's own, when it issued one (EXECUTE)
+        reviewer = None
+        if verdict.decision is Decision.HOLD:
+            assert verdict.approval_id is not None
+            approval = await self._kernel(lambda kernel: kernel.get_approval(verdict.approval_id))
+            outcome.approval = approval_view(approval)
             if self.on_hold is None:
                 return outcome.finish(CallStatus.HELD)
-            approval = await self.on_hold(HeldCall(tool.name, action, acting, arguments, shown))
-            outcome.approval = None if approval is None else approval.__dict__
-            if approval is None or not approval.approved:
-                return await self._record_refusal(outcome, approval)
+            decision = await self.on_hold(HeldCall(tool.name, action, acting, arguments, shown))
+            approval = await self._settle(approval.approval_id, decision)
+            outcome.approval = approval_view(approval)
+            if approval.state is not ApprovalState.APPROVED:
+                return await self._not_approved(outcome, approval)
+            token, reviewer = await self._claim(approval, tool.name, action, arguments, acting)
         assert verdict.proposal_id is not None
         authorization = Authorization._issue(
             proposal_id=verdict.proposal_id,
             agent_id=acting.agent_id,
             tool=tool.name,
             action=action,
-            token=verdict.authorization,  # the kernel's own, when it issued one (EXECUTE)
-            approved_by=approval.reviewer if approval is not None else None,
+            token=token,
+            approved_by=reviewer,
         )
         return await self._execute(tool, action, arguments, authorization, outcome, verify)
+
+    async def resume(
+        self,
+        tool: CatalogTool,
+        action: str,
+        arguments: dict[str, Any],
+        request: CallRequest,
+        acting: Acting,
+        verify: Verifier | None = None,
+    ) -> CallOutcome:
+        """A resubmitted held call: HELD while pending, REJECTED once refused, run once when approved."""
+        from colony.kernel import ApprovalState, arguments_digest
+
+        assert request.approval_id is not None
+        approval_id = request.approval_id
+        approval = await self._kernel(lambda kernel: kernel.get_approval(approval_id))
+        check_resubmission(approval, tool.name, action, arguments_digest(arguments), acting)
+        shown = {
+            "decision": "hold",
+            "gate_score": approval.gate_score,
+            "reason": approval.reason,
+            "required_evidence": list(approval.required_evidence),
+            "proposal_id": approval.proposal_id,
+            "approval_id": approval.approval_id,
+        }
+        outcome = _Outcome(tool.name, action, acting, shown, version=tool.cls.spec.version)
+        outcome.approval = approval_view(approval)
+        if approval.state is ApprovalState.PENDING:
+            return outcome.finish(CallStatus.HELD)
+        if approval.state is not ApprovalState.APPROVED:
+            return await self._not_approved(outcome, approval)
+        token, reviewer = await self._claim(approval, tool.name, action, arguments, acting)
+        authorization = Authorization._issue(
+            proposal_id=approval.proposal_id,
+            agent_id=acting.agent_id,
+            tool=tool.name,
+            action=action,
+            token=token,
+            approved_by=reviewer,
+        )
+        return await self._execute(tool, action, arguments, authorization, outcome, verify)
+
+    async def _kernel(self, work: Callable[[Any], Any]) -> Any:
+        kernel = self.kernels.get()
+        return await anyio.to_thread.run_sync(lambda: work(kernel))
+
+    async def _settle(self, approval_id: str, decision: HoldDecision | None) -> Any:
+        """Put the hold strategy's decision in the kernel; when another surface decided first, that decision."""
+        from colony.errors import ApprovalError
+
+        def decide(kernel: Any) -> Any:
+            try:
+                if decision is None:
+                    return kernel.expire_approval(approval_id)
+                if decision.approved:
+                    return kernel.approve(approval_id, decision.reviewer, decision.note)
+                return kernel.reject(approval_id, decision.reviewer, decision.note)
+            except ApprovalError as error:
+                if type(error) is not ApprovalError or error.state == "pending":  # unknown id, or budget
+                    raise
+                return kernel.get_approval(approval_id)
+
+        return await self._kernel(decide)
+
+    async def _claim(
+        self, approval: Any, tool: str, action: str, arguments: dict[str, Any], acting: Acting
+    ) -> tuple[str | None, str | None]:
+        """The approved call's one-time authorization token, and who approved it."""
+        from colony.kernel import arguments_digest
+
+        digest = arguments_digest(arguments)
+        claim = await self._kernel(
+            lambda kernel: kernel.claim_approval(
+                approval.approval_id, agent_id=acting.agent_id, tool=tool, action=action, arguments_digest=digest
+            )
+        )
+        return claim.authorization, claim.approval.reviewer
+
+    async def _not_approved(self, outcome: _Outcome, approval: Any) -> CallOutcome:
+        """A rejected or expired approval: the kernel recorded the refusal; the caller gets that record."""
+
+        def recorded(kernel: Any) -> dict[str, Any] | None:
+            entry = kernel.consequence_of(approval.proposal_id)
+            profile = kernel.find_profile(approval.agent_id)
+            if entry is None or profile is None:
+                return None
+            return {
+                "status": "recorded",
+                "consequence_id": entry.consequence_id,
+                "trust_score": entry.trust_after,
+                "role": profile.role.value,
+            }
+
+        outcome.record = await self._kernel(recorded)
+        state = approval.state
+        status = CallStatus.TIMED_OUT if state.value == "expired" and self.on_hold is not None else CallStatus.REJECTED
+        self._refused(outcome, {**outcome.verdict, "status": status.value})
+        return outcome.finish(status)
 
     def _proposal(
         self, tool: CatalogTool, action: str, arguments: dict[str, Any], request: CallRequest, acting: Acting
@@ -166,6 +273,8 @@ class Governor:
             evidence=json.dumps(evidence, default=str),
             side_effecting=True if tool.side_effecting(action) else None,
             budget_estimate=_estimate(tool, request),
+            tool=tool.name,
+            require_approval=request.approval_required,
         )
 
     async def _execute(
@@ -218,6 +327,9 @@ class Governor:
 
         kernel = self.kernels.get()
         approved = outcome.approval is not None and outcome.approval.get("approved")
+        if approved:
+            note = outcome.approval.get("note") if outcome.approval else None
+            what += f" (approved by {outcome.approval['reviewer']}{': ' + note if note else ''})"  # type: ignore[index]
         report = RecordOutcomeRequest(
             agent_id=outcome.acting.agent_id,
             action_type=outcome.action,
@@ -235,18 +347,6 @@ class Governor:
         outcome.record = record.model_dump(mode="json")
         if self.events is not None and before is not None and record.role is not before:
             self.events.role_changed(report.agent_id, before.value, record.role.value, record.trust_score)
-
-    async def _record_refusal(self, outcome: _Outcome, approval: HoldDecision | None) -> CallOutcome:
-        if approval is None:
-            status, what = CallStatus.TIMED_OUT, "not run: held, and nobody decided in time"
-        else:
-            status, what = (
-                CallStatus.REJECTED,
-                f"not run: held, rejected by {approval.reviewer}: {approval.note or 'no note'}",
-            )
-        await self._record(outcome, None, what, False, self.clock())
-        self._refused(outcome, {**outcome.verdict, "status": status.value})
-        return outcome.finish(status)
 
     def _refused(self, outcome: _Outcome, verdict: dict[str, Any]) -> None:
         if self.events is not None:

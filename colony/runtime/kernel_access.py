@@ -2,9 +2,11 @@
 
 Each ``colony_*`` operation needs a capability token (``kernel:read``,
 ``kernel:propose``, ``kernel:record``, ``kernel:tick``; ``kernel:admin`` for
-trust overrides). An agent proposes and records only as itself; an unattested
-outcome report is accepted only from an operator, so an agent cannot raise its
-own trust with reports of work the gate never authorized.
+trust overrides; ``kernel:approve`` to decide approval requests). An agent
+proposes and records only as itself; an unattested outcome report is accepted
+only from an operator, so an agent cannot raise its own trust with reports of
+work the gate never authorized. Nobody but an operator decides a request it
+asked for itself, and an agent sees only its own requests.
 """
 
 from __future__ import annotations
@@ -12,12 +14,20 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from colony.errors import AttestationError
+from colony.errors import AttestationError, IdentityError
 from colony.runtime.principal import Principal
 
-__all__ = ["KERNEL_ADMIN", "KERNEL_PERMISSIONS", "authorize_kernel_call"]
+__all__ = [
+    "KERNEL_ADMIN",
+    "KERNEL_APPROVE",
+    "KERNEL_PERMISSIONS",
+    "authorize_approval_decision",
+    "authorize_kernel_call",
+    "visible_approvals",
+]
 
 KERNEL_ADMIN = "kernel:admin"
+KERNEL_APPROVE = "kernel:approve"
 KERNEL_PERMISSIONS: Mapping[str, str] = {
     "colony_propose_action": "kernel:propose",
     "colony_record_outcome": "kernel:record",
@@ -48,3 +58,30 @@ def authorize_kernel_call(principal: Principal, name: str, arguments: Mapping[st
             "of the EXECUTE verdict (unattested reports are accepted from operators only)"
         )
     return acting.acted_by
+
+
+def authorize_approval_decision(principal: Principal, requested_by: str) -> None:
+    """Check ``principal`` may approve or reject a request ``requested_by`` asked for.
+
+    Raises:
+        CapabilityDeniedError: It lacks ``kernel:approve``.
+        IdentityError: It is the agent that asked (only an operator may decide its own request).
+    """
+    principal.require([KERNEL_APPROVE], "deciding an approval request")
+    if principal.agent_id == requested_by and not principal.operator:
+        raise IdentityError(
+            f"principal {principal.agent_id!r} asked for this approval itself: an agent never decides its own request"
+        )
+
+
+def visible_approvals(principal: Principal, agent_id: str | None) -> str | None:
+    """The agent whose requests ``principal`` may read: anyone's for an operator (``None`` = all), else its own.
+
+    No capability token is needed to read one's own requests: an agent whose call was held
+    must be able to see why and whether it was decided.
+    """
+    if principal.operator:
+        return agent_id
+    if agent_id is not None and agent_id != principal.agent_id:
+        raise IdentityError(f"principal {principal.agent_id!r} may read only its own approval requests")
+    return principal.agent_id

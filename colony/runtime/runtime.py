@@ -75,7 +75,7 @@ class Runtime:
         action = tool.action(request.action)
         permit(principal, tool)
         acting = principal.acting_for(request.agent_id)
-        governed = tool.governed(action) or request.approval_required
+        governed = tool.governed(action) or request.approval_required or request.approval_id is not None
         if governed:  # a pure call is validated by the action itself; a governed one before the gate sees it
             arguments = validate(tool, action, arguments)
         for requirement in tool.cls.spec.secrets:

@@ -5,8 +5,11 @@ the agent named by ``agent_id=``; remote calls POST to a gateway's
 ``/v1/tool_call`` with a bearer token, whose principal the gateway decides.
 Either way a governed call carries its case to the gate (rationale, rollback
 plan, evidence), and a failure is raised as the Colony error it is: bad input
-is a ``ValueError`` (``ToolInputError``) naming the problem, a refused or held
-call an ``ActionNotExecutedError`` carrying the verdict.
+is a ``ValueError`` (``ToolInputError``) naming the problem, a refused call an
+``ActionNotExecutedError`` carrying the verdict. A held call waits for a person:
+``acall_local``/``acall_remote`` return it (``answer.held``, ``answer.approval_id``),
+the result-only calls raise ``ActionNotExecutedError`` naming the approval; the same
+call with ``approval_id=`` runs once the request is approved.
 """
 
 from __future__ import annotations
@@ -18,8 +21,8 @@ from typing import Any, TypeVar
 
 import httpx
 
-from colony.errors import CallTimeoutError, PeerError, SurfaceError
-from colony.runtime import LOCAL_OPERATOR, CallRequest, Runtime
+from colony.errors import ActionNotExecutedError, CallTimeoutError, PeerError, SurfaceError
+from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, Runtime
 from colony.surfaces.definitions import catalog_record
 from colony.surfaces.peer_answers import tool_call_answer
 
@@ -36,6 +39,27 @@ class ToolAnswer:
     verdict: dict[str, Any] | None = None
     outcome: dict[str, Any] | None = None
     node: str | None = None
+    approval: dict[str, Any] | None = None
+
+    @property
+    def held(self) -> bool:
+        """Whether the call waits for a person (its approval request is pending); ``result`` is then None."""
+        return self.approval is not None and self.approval.get("state") == "pending"
+
+    @property
+    def approval_id(self) -> str | None:
+        """The approval request of a held (or approved) call."""
+        return None if self.approval is None else self.approval.get("approval_id")
+
+    def raise_if_held(self) -> ToolAnswer:
+        """Self, unless the call is held: then ActionNotExecutedError naming the approval request."""
+        if self.held:
+            raise ActionNotExecutedError(
+                f"the call is held for a person: approval {self.approval_id} is pending; call again with "
+                f"approval_id={self.approval_id!r} once it is approved",
+                verdict={**(self.verdict or {}), "status": "held", "approval": self.approval},
+            )
+        return self
 
 
 @dataclass(frozen=True)
@@ -81,7 +105,7 @@ class UnifiedToolClient:
 
     async def acall_tool_local(self, name: str, args: dict[str, Any] | None = None, **case: Any) -> Any:
         """``call_tool_local`` for code already inside an event loop."""
-        return (await self.acall_local(name, args, **case)).result
+        return (await self.acall_local(name, args, **case)).raise_if_held().result
 
     async def acall_local(
         self,
@@ -91,8 +115,9 @@ class UnifiedToolClient:
         rationale: str | None = None,
         rollback_plan: str | None = None,
         evidence: Mapping[str, Any] | None = None,
+        approval_id: str | None = None,
     ) -> ToolAnswer:
-        """Run ``name`` here and return the result with the verdict and record of a governed call."""
+        """Run ``name`` here: the result with the verdict and record of a governed call, or the held call."""
         request = CallRequest(
             tool=name,
             arguments={} if args is None else args,
@@ -100,9 +125,14 @@ class UnifiedToolClient:
             rationale=rationale,
             rollback_plan=rollback_plan,
             evidence=evidence,
+            approval_id=approval_id,
         )
-        outcome = (await self.get_local_runtime().call(request, LOCAL_OPERATOR)).raise_for_status()
-        return ToolAnswer(result=outcome.result, verdict=outcome.verdict, outcome=outcome.record)
+        outcome = await self.get_local_runtime().call(request, LOCAL_OPERATOR)
+        if outcome.status is not CallStatus.HELD:
+            outcome.raise_for_status()
+        return ToolAnswer(
+            result=outcome.result, verdict=outcome.verdict, outcome=outcome.record, approval=outcome.approval
+        )
 
     def call_tool_remote(
         self, *, http_url: str, tool_name: str, tool_args: dict[str, Any] | None = None, **case: Any
@@ -114,7 +144,7 @@ class UnifiedToolClient:
         self, *, http_url: str, tool_name: str, tool_args: dict[str, Any] | None = None, **case: Any
     ) -> Any:
         """``call_tool_remote`` for code already inside an event loop."""
-        return (await self.acall_remote(http_url, tool_name, tool_args, **case)).result
+        return (await self.acall_remote(http_url, tool_name, tool_args, **case)).raise_if_held().result
 
     async def acall_remote(
         self,
@@ -125,15 +155,21 @@ class UnifiedToolClient:
         rationale: str | None = None,
         rollback_plan: str | None = None,
         evidence: Mapping[str, Any] | None = None,
+        approval_id: str | None = None,
     ) -> ToolAnswer:
-        """Run ``tool_name`` on a gateway and return the result with the verdict and record of a governed call."""
+        """Run ``tool_name`` on a gateway: the result, verdict and record of a governed call, or the held call."""
         headers = {}
         if self.agent_id:
             headers["x-colony-agent"] = self.agent_id
         if self.token:
             headers["authorization"] = f"Bearer {self.token}"
         body: dict[str, Any] = {"target": {"kind": "local"}, "tool_name": tool_name, "tool_args": tool_args or {}}
-        case = {"rationale": rationale, "rollback_plan": rollback_plan, "evidence": evidence}
+        case = {
+            "rationale": rationale,
+            "rollback_plan": rollback_plan,
+            "evidence": evidence,
+            "approval_id": approval_id,
+        }
         body |= {key: value for key, value in case.items() if value is not None}
         url = f"{http_url.rstrip('/')}/v1/tool_call"
         try:
@@ -144,7 +180,13 @@ class UnifiedToolClient:
         except httpx.HTTPError as error:
             raise PeerError(f"{url} is unreachable: {type(error).__name__}: {error}") from None
         answer = tool_call_answer(url, response.status_code, response.content)
-        return ToolAnswer(result=answer.result, verdict=answer.verdict, outcome=answer.outcome, node=answer.node)
+        return ToolAnswer(
+            result=answer.result,
+            verdict=answer.verdict,
+            outcome=answer.outcome,
+            node=answer.node,
+            approval=answer.approval,
+        )
 
     async def aclose(self) -> None:
         """Shut down the local runtime's tool instances, if one was created."""

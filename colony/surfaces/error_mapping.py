@@ -54,6 +54,8 @@ HTTP_STATUS: dict[type[errors.ColonyError], int] = {
     errors.KernelError: 500,
     errors.KernelInputError: 400,
     errors.AttestationError: 403,
+    errors.ApprovalError: 409,
+    errors.UnknownApprovalError: 404,
     errors.KernelStoreError: 503,
     errors.SurfaceError: 500,
     errors.AuthenticationError: 401,
@@ -99,6 +101,8 @@ MCP_ERROR_CODE: dict[type[errors.ColonyError], int] = {
     errors.KernelError: -32010,
     errors.KernelInputError: INVALID_PARAMS,
     errors.AttestationError: -32011,
+    errors.ApprovalError: -32013,
+    errors.UnknownApprovalError: -32014,
     errors.KernelStoreError: -32012,
     errors.SurfaceError: -32020,
     errors.AuthenticationError: -32021,
@@ -179,6 +183,9 @@ def rebuild_error(payload: Any, status: int) -> errors.ColonyError:
         fields.setdefault("missing", [])
     if issubclass(cls, errors.ActionNotExecutedError):
         fields.setdefault("verdict", {})
+    if issubclass(cls, errors.ApprovalError):
+        fields.setdefault("approval_id", "")
+        fields.setdefault("state", None)
     if issubclass(cls, errors.RateLimitedError):
         fields["retry_after_seconds"] = _seconds(fields.get("retry_after_seconds"))
     fields["retryable"] = bool(fields.get("retryable", cls.retryable))

@@ -16,10 +16,11 @@ from mcp_types import Tool, ToolAnnotations
 from colony.capability import ToolCapability
 from colony.runtime import Principal
 from colony.runtime.kernel_access import KERNEL_PERMISSIONS
+from colony.surfaces.approval_tools import approval_tools, may_list
 from colony.surfaces.definitions import ToolDefinition, kernel_definition, served_definition
 from colony.surfaces.kernel_tools import kernel_tools
 
-__all__ = ["HASH_META", "VERSION_META", "catalog_listing", "kernel_listing", "mcp_tool"]
+__all__ = ["HASH_META", "VERSION_META", "approval_listing", "catalog_listing", "kernel_listing", "mcp_tool"]
 
 VERSION_META = "colony/version"
 HASH_META = "colony/definition_sha256"
@@ -44,6 +45,15 @@ def kernel_listing(principal: Principal) -> list[Tool]:
         mcp_tool(kernel_definition(tool), tool.version)
         for tool in kernel_tools().values()
         if principal.allows(KERNEL_PERMISSIONS[tool.name])
+    ]
+
+
+def approval_listing(principal: Principal) -> list[Tool]:
+    """The approval tools ``principal`` may run (everyone lists its own requests; deciding needs kernel:approve)."""
+    return [
+        mcp_tool(kernel_definition(tool), tool.version)
+        for tool in approval_tools().values()
+        if may_list(principal, tool.name)
     ]
 
 

@@ -27,7 +27,7 @@ from colony.errors import ColonyError
 from colony.runtime import CallOutcome
 from colony.surfaces.error_mapping import mcp_error
 
-__all__ = ["catalog_result", "error_body", "error_result", "kernel_error_result", "value_result"]
+__all__ = ["catalog_result", "error_body", "error_result", "held_result", "kernel_error_result", "value_result"]
 
 
 def error_body(error: ColonyError) -> dict[str, Any]:
@@ -67,6 +67,23 @@ def catalog_result(outcome: CallOutcome) -> CallToolResult:
     if outcome.record is not None:  # the output schema types it as an object: absent rather than null
         answer["outcome"] = outcome.record
     return value_result(answer)
+
+
+def held_result(outcome: CallOutcome, resolve: dict[str, str]) -> CallToolResult:
+    """A held call: not a protocol error, but no result either, so no structured content its schema would refuse.
+
+    The text says it is held, names the approval request and how to resolve it; ``isError``
+    is set because the tool did not run (clients check structured content of a success).
+    """
+    approval = dict(outcome.approval or {}) | {"resolve": resolve}
+    body = {
+        "status": "held",
+        "error": f"{outcome.tool}.{outcome.action} is held for a person: approval {approval.get('approval_id')} "
+        f"is {approval.get('state')}; {resolve['resubmit']} once it is approved",
+        "approval": approval,
+        "verdict": outcome.verdict,
+    }
+    return CallToolResult(content=[_text(body)], is_error=True)
 
 
 def _text(value: Any) -> TextContent:

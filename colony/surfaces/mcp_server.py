@@ -25,13 +25,14 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams
 
 from colony.errors import ColonyError, ToolInputError, UnknownToolError
-from colony.runtime import LOCAL_OPERATOR, CallRequest, Principal, Runtime
+from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, Principal, Runtime
+from colony.surfaces.approval_tools import approval_tools, call_approval_tool, mcp_resolution
 from colony.surfaces.definitions import GOVERNANCE_PROPERTIES
 from colony.surfaces.error_mapping import mcp_error
 from colony.surfaces.kernel_tools import call_kernel_tool, kernel_tools
 from colony.surfaces.mcp_changes import ToolListNotifier
-from colony.surfaces.mcp_listing import catalog_listing, kernel_listing
-from colony.surfaces.mcp_results import catalog_result, error_result, kernel_error_result, value_result
+from colony.surfaces.mcp_listing import approval_listing, catalog_listing, kernel_listing
+from colony.surfaces.mcp_results import catalog_result, error_result, held_result, kernel_error_result, value_result
 
 __all__ = ["AGENT_HEADER", "PRINCIPAL_STATE", "build_mcp_server", "run_stdio"]
 
@@ -60,7 +61,9 @@ def build_mcp_server(
             if any(generation != key[1] for _, generation in listings):
                 listings.clear()  # listings of an older catalog are never served again
             listing = listings[key] = ListToolsResult(
-                tools=kernel_listing(principal) + catalog_listing(tool.cls for tool in runtime.visible_tools(principal))
+                tools=kernel_listing(principal)
+                + approval_listing(principal)
+                + catalog_listing(tool.cls for tool in runtime.visible_tools(principal))
             )
         return listing
 
@@ -77,6 +80,14 @@ def build_mcp_server(
             except ColonyError as error:
                 return kernel_error_result(error)
             return value_result(answer)
+        if params.name in approval_tools():
+            try:
+                answer = await anyio.to_thread.run_sync(
+                    call_approval_tool, runtime.kernels, params.name, arguments, principal
+                )
+            except ColonyError as error:
+                return error_result(error)
+            return value_result(answer)
         try:
             tool = runtime.catalog.resolve(params.name)
         except UnknownToolError as error:
@@ -85,7 +96,10 @@ def build_mcp_server(
             request = _request(
                 params.name, arguments, tool.governed(tool.primary_action), _header(ctx, AGENT_HEADER) or acting_for
             )
-            outcome = (await runtime.call(request, principal)).raise_for_status()
+            outcome = await runtime.call(request, principal)
+            if outcome.status is CallStatus.HELD and outcome.approval is not None:
+                return held_result(outcome, mcp_resolution(outcome.approval["approval_id"]))
+            outcome.raise_for_status()
         except ColonyError as error:
             return error_result(error)
         return catalog_result(outcome)
@@ -129,12 +143,16 @@ def _principal(ctx: ServerRequestContext[Any]) -> Principal:
 
 
 def _request(name: str, arguments: dict[str, Any], governed: bool, agent: str | None) -> CallRequest:
-    """The call: a governed tool's case to the gate is taken out of the arguments; identity never is."""
-    case = {key: arguments.pop(key) for key in GOVERNANCE_PROPERTIES if governed and key in arguments}
+    """The call: a governed tool's case to the gate is taken out of the arguments; identity never is.
+
+    A governed call may also carry ``approval_id`` (resubmitting a held call); it is not in the
+    served schema, so the tools' definitions stay as pinned, and the held answer names it.
+    """
+    case = {key: arguments.pop(key) for key in (*GOVERNANCE_PROPERTIES, "approval_id") if governed and key in arguments}
     for key, value in case.items():
         if key == "evidence" and not isinstance(value, dict):
             raise ToolInputError.for_field(key, "evidence must be a JSON object", expected="object")
-        if key != "evidence" and (not isinstance(value, str) or not value.strip()):
+        if key not in ("evidence", "approval_id") and (not isinstance(value, str) or not value.strip()):
             raise ToolInputError.for_field(key, f"{key} must be a non-empty string", expected="string")
     return CallRequest(
         tool=name,
@@ -143,7 +161,16 @@ def _request(name: str, arguments: dict[str, Any], governed: bool, agent: str | 
         rationale=case.get("rationale"),
         rollback_plan=case.get("rollback_plan"),
         evidence=case.get("evidence"),
+        approval_id=_approval_id(case.get("approval_id")),
     )
+
+
+def _approval_id(value: Any) -> str | None:
+    if value is None:
+        return None
+    if not isinstance(value, str) or not 0 < len(value) <= 64:
+        raise ToolInputError.for_field("approval_id", "approval_id must be an approval request's id", expected="string")
+    return value
 
 
 def _version() -> str:

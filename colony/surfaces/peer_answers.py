@@ -32,6 +32,14 @@ class ToolCallAnswer(BaseModel):
     node: str | None = Field(default=None, description="The node that served the call.")
     verdict: dict[str, Any] | None = Field(default=None, description="The gate's verdict.")
     outcome: dict[str, Any] | None = Field(default=None, description="The recorded outcome.")
+    approval: dict[str, Any] | None = Field(
+        default=None, description="The approval request of a held call (HTTP 202), or of an approved one."
+    )
+
+    @property
+    def held(self) -> bool:
+        """Whether the call waits for a person (an HTTP 202 naming its pending approval request)."""
+        return not self.ok and self.approval is not None and self.approval.get("state") == "pending"
 
 
 async def read_capped(response: httpx.Response, url: str, max_bytes: int) -> bytes:
@@ -59,7 +67,7 @@ def read_json_object(url: str, status: int, content: bytes) -> dict[str, Any]:
 
 
 def tool_call_answer(url: str, status: int, content: bytes) -> ToolCallAnswer:
-    """A tool-call answer; a failure is raised as the Colony error it names, a malformed one as PeerError."""
+    """A tool-call answer (a held call's 202 included); a failure is raised as the Colony error it names."""
     body = read_json_object(url, status, content)
     try:
         answer = ToolCallAnswer.model_validate(body)
@@ -69,6 +77,6 @@ def tool_call_answer(url: str, status: int, content: bytes) -> ToolCallAnswer:
         raise PeerError(
             f"{url} answered HTTP {status} without a tool-call result ({where}: {problem['msg']})"
         ) from None
-    if not answer.ok:
+    if not answer.ok and not (status == 202 and answer.held):
         raise rebuild_error(answer.error, status)
     return answer

@@ -87,3 +87,22 @@ def test_bad_spec_file_names_file_and_field(tmp_path, text, message):
     with pytest.raises(AgentSpecError, match=message) as caught:
         load_agent_spec(path)
     assert str(path) in str(caught.value)
+
+
+def test_tool_approval_required_opens_an_approval_request_and_the_approved_call_runs_once():
+    from colony.kernel import ColonyKernel
+    from colony.runtime import CallStatus
+
+    kernel = ColonyKernel.from_env()
+    kernel.set_trust("engineer-1", 0.8)
+    agent = assemble(spec(tool_approval={"tool:unit_convert": "required"}))
+    arguments = {"value": 1, "from_unit": "km", "to_unit": "m"}
+    case = {"rationale": "Convert the survey distance for the nightly report", "rollback_plan": "nothing to undo"}
+    outcome = asyncio.run(agent.outcome("convert_units", arguments, **case))
+    assert outcome.status is CallStatus.HELD and outcome.approval is not None
+    approval_id = outcome.approval["approval_id"]
+    assert [a.approval_id for a in kernel.list_approvals(agent_id="engineer-1")] == [approval_id]
+    kernel.approve(approval_id, "ops@example.org", "")
+    done = asyncio.run(agent.outcome("convert_units", arguments, approval_id=approval_id))
+    assert done.status is CallStatus.EXECUTED and done.result["value"] == 1000.0
+    kernel.close()

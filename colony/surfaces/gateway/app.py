@@ -24,6 +24,7 @@ from colony.runtime import Runtime
 from colony.runtime.rate_limits import RateLimiter
 from colony.surfaces.definitions import catalog_record, served_definition
 from colony.surfaces.error_mapping import http_headers, http_status
+from colony.surfaces.gateway.approvals import approval_links, approval_routes
 from colony.surfaces.gateway.body import BodyGuardMiddleware
 from colony.surfaces.gateway.hot_path import HotPath
 from colony.surfaces.gateway.limits import McpAuthEndpoint
@@ -44,7 +45,7 @@ _ERROR_MEANINGS = {
     403: "The principal lacks a capability token the tool requires (error.missing), or names an agent it is not.",
     404: "No such tool on the chosen node(s).",
     408: "The request body did not arrive in time.",
-    409: "The gate refused or held a side-effecting call (error.verdict).",
+    409: "The gate refused a side-effecting call (error.verdict), or an approval was already decided or used.",
     413: "Request body or tool arguments over the cap.",
     415: "The request body is not declared as application/json.",
     421: "The Host header names another server (DNS rebinding is refused).",
@@ -104,9 +105,16 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
         agent = (headers.get(AGENT_HEADER) or "").strip() or None
         async with limiter.acquire(principal.agent_id, body.tool_name):
             routed = await router.call(body, principal, agent)
+        if routed.held and routed.approval is not None:
+            links = approval_links(routed.approval["approval_id"])
+            approval = routed.approval | links
+            held = {"ok": False, "status": "held", "node": routed.node, "verdict": routed.verdict, "approval": approval}
+            return JSONResponse(held, status_code=202, headers={"location": links["url"]})
         answer: dict[str, Any] = {"ok": True, "result": routed.result, "node": routed.node}
         if routed.verdict is not None:
             answer |= {"verdict": routed.verdict, "outcome": routed.record}
+        if routed.approval is not None:
+            answer["approval"] = routed.approval
         return JSONResponse(answer)
 
     app = FastAPI(
@@ -132,7 +140,14 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
             create_protected_resource_routes(
                 resource_url=AnyHttpUrl(settings.jwt_audience),
                 authorization_servers=[AnyHttpUrl(url) for url in settings.authorization_servers],
-                scopes_supported=["tool:*", "kernel:read", "kernel:propose", "kernel:record", "colony:operator"],
+                scopes_supported=[
+                    "tool:*",
+                    "kernel:read",
+                    "kernel:propose",
+                    "kernel:record",
+                    "kernel:approve",
+                    "colony:operator",
+                ],
                 resource_name="Colony gateway",
             )
         )
@@ -222,6 +237,8 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
             "peers": [listing.status for listing in listings],
         }
 
+    app.include_router(approval_routes(runtime, authenticator))
+
     def handle_error(request: Request, error: Exception) -> Awaitable[JSONResponse] | None:
         """The app's own handler for what a hot-path call raised (None: the server-error handler's)."""
         if isinstance(error, ColonyError):
@@ -267,7 +284,13 @@ def _document_tool_call(app: FastAPI, summary: str) -> None:
                 components.update(definition.pop("$defs", {}))
                 components[model.__name__] = definition
             answer = {"application/json": {"schema": {"$ref": "#/components/schemas/ToolCallResponse"}}}
-            responses = {"200": {"description": "The tool's result.", "content": answer}}
+            responses = {
+                "200": {"description": "The tool's result.", "content": answer},
+                "202": {
+                    "description": "Held for a person: approval names the request, its url and how to resolve it.",
+                    "content": answer,
+                },
+            }
             for status, meaning in _ERROR_MEANINGS.items():
                 responses[str(status)] = {"description": meaning, "content": answer}
             request = {"application/json": {"schema": {"$ref": "#/components/schemas/ToolCallRequest"}}}

@@ -6,7 +6,7 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-__all__ = ["ErrorBody", "Target", "ToolCallRequest", "ToolCallResponse"]
+__all__ = ["DecisionRequest", "ErrorBody", "Target", "ToolCallRequest", "ToolCallResponse"]
 
 
 class Target(BaseModel):
@@ -39,6 +39,23 @@ class ToolCallRequest(BaseModel):
     evidence: dict[str, Any] | None = Field(
         default=None, description="For a side-effecting tool: supporting evidence (test IDs under 'tests', PR URLs)."
     )
+    approval_id: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=64,
+        description="Resubmit a held call (same tool and arguments): it runs once its approval request is approved.",
+    )
+
+
+class DecisionRequest(BaseModel):
+    """POST /v1/approvals/{id}/approve or /reject."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    reviewer: str | None = Field(
+        default=None, min_length=1, max_length=256, description="Who decides (default: the caller's agent id)."
+    )
+    note: str = Field(default="", max_length=10_000, description="Why, in a sentence; recorded with the decision.")
 
 
 class ErrorBody(BaseModel):
@@ -59,3 +76,7 @@ class ToolCallResponse(BaseModel):
     node: str | None = Field(default=None, description="The node that served the call.")
     verdict: dict[str, Any] | None = Field(default=None, description="The gate's verdict (side-effecting tools).")
     outcome: dict[str, Any] | None = Field(default=None, description="The recorded outcome (side-effecting tools).")
+    status: str | None = Field(default=None, description="'held' when the call waits for a person (HTTP 202).")
+    approval: dict[str, Any] | None = Field(
+        default=None, description="A held call's approval request: id, state, expiry, reason, url, how to resolve it."
+    )

@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 
 from colony.errors import CallTimeoutError, CapabilityDeniedError, PeerError, ToolInputError, UnknownToolError
-from colony.runtime import CallRequest, Principal, Runtime
+from colony.runtime import CallRequest, CallStatus, Principal, Runtime
 from colony.surfaces.gateway.mesh import MeshCatalog
 from colony.surfaces.gateway.models import ToolCallRequest
 from colony.surfaces.gateway.settings import GatewaySettings, Peer
@@ -33,6 +33,12 @@ class Routed:
     node: str
     verdict: dict[str, Any] | None = None
     record: dict[str, Any] | None = None
+    approval: dict[str, Any] | None = None
+
+    @property
+    def held(self) -> bool:
+        """Whether the call waits for a person (its approval request is pending)."""
+        return self.approval is not None and self.approval.get("state") == "pending"
 
 
 class Router:
@@ -74,9 +80,19 @@ class Router:
             rationale=request.rationale,
             rollback_plan=request.rollback_plan,
             evidence=request.evidence,
+            approval_id=request.approval_id,
         )
-        outcome = (await self.runtime.call(call, principal)).raise_for_status()
-        return Routed(result=outcome.result, node=self.settings.node, verdict=outcome.verdict, record=outcome.record)
+        outcome = await self.runtime.call(call, principal)
+        if outcome.status is CallStatus.HELD and outcome.approval is not None:
+            return Routed(None, self.settings.node, verdict=outcome.verdict, approval=outcome.approval)
+        outcome.raise_for_status()
+        return Routed(
+            result=outcome.result,
+            node=self.settings.node,
+            verdict=outcome.verdict,
+            record=outcome.record,
+            approval=outcome.approval,
+        )
 
     async def _from_peers(self, request: ToolCallRequest, caller: str) -> Routed:
         """The first peer that lists the tool and can be reached runs it.
@@ -110,7 +126,13 @@ class Router:
             headers={"x-colony-agent": caller},
         )
         answer = tool_call_answer(f"{peer.url}/v1/tool_call", response.status_code, response.content)
-        return Routed(result=answer.result, node=answer.node or peer.url, verdict=answer.verdict, record=answer.outcome)
+        return Routed(
+            result=answer.result,
+            node=answer.node or peer.url,
+            verdict=answer.verdict,
+            record=answer.outcome,
+            approval=answer.approval,
+        )
 
     async def _tools_of(self, peer: Peer) -> frozenset[str]:
         cached = self._peer_tools.get(peer.url)

@@ -47,7 +47,7 @@ def test_falsify_reads_a_file_or_stdin(tmp_path: Path) -> None:
 
 def test_pruning_and_text_output() -> None:
     assert _json("pruning")["total_candidates"] == 0
-    for command in (["status"], ["tick"], ["profile", "a"], ["pruning"]):
+    for command in (["status"], ["tick"], ["trust", "a", "0.3"], ["profile", "a"], ["pruning"]):
         result = runner.invoke(app, ["kernel", *command])
         assert result.exit_code == 0, result.output
 

@@ -8,7 +8,8 @@ from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from sqlalchemy import func, select
 
-from colony.kernel import ColonyKernel, Decision, KernelSettings
+from colony.errors import ApprovalError
+from colony.kernel import ColonyKernel, Decision, KernelSettings, arguments_digest
 from colony.kernel.counters import Counts
 from colony.kernel.store import tables
 from tests.colony.kernel.conftest import FakeClock, good_plan
@@ -59,13 +60,15 @@ TTL = 100.0
 
 
 class CountersAgainstTheKernel(RuleBasedStateMachine):
-    """Proposals, reports (attested, matched, unlinked), expiries and ticks in any order."""
+    """Proposals, approvals, reports (attested, matched, unlinked), expiries and ticks in any order."""
 
     @initialize()
     def start(self) -> None:
         self.clock = FakeClock(10_000.0)
         self.kernel = ColonyKernel(
-            KernelSettings(database_url="sqlite://", attestation_ttl_seconds=TTL, budget_llm_calls=30),
+            KernelSettings(
+                database_url="sqlite://", attestation_ttl_seconds=TTL, approval_ttl_seconds=TTL, budget_llm_calls=30
+            ),
             clock=self.clock,
         )
         self.tokens: list[tuple[str, str]] = []  # (agent, authorization) of EXECUTE verdicts
@@ -97,6 +100,26 @@ class CountersAgainstTheKernel(RuleBasedStateMachine):
     def unattested_report(self, agent: str, passed: bool, feedback: float) -> None:
         self.kernel.record_outcome({**REPORT, "agent_id": agent, "tests_passed": passed, "human_feedback": feedback})
 
+    @rule(index=st.integers(min_value=0), approve=st.booleans())
+    def decide(self, index: int, approve: bool) -> None:
+        pending = self.kernel.list_approvals(state="pending")
+        if not pending:
+            return
+        approval = pending[index % len(pending)]
+        try:
+            (self.kernel.approve if approve else self.kernel.reject)(approval.approval_id, "ops", "")
+        except ApprovalError as error:  # lapsed just now, or the budget cannot carry it
+            assert error.state in ("expired", "pending"), error
+            return
+        if approve:
+            digest = arguments_digest({})
+            claim = self.kernel.claim_approval(
+                approval.approval_id, agent_id=approval.agent_id, tool=approval.tool, action=approval.action,
+                arguments_digest=digest,
+            )  # fmt: skip
+            if claim.authorization:
+                self.tokens.append((approval.agent_id, claim.authorization))
+
     @rule(seconds=st.sampled_from([10.0, TTL]))
     def time_passes(self, seconds: float) -> None:
         self.clock.advance(seconds)
@@ -104,6 +127,15 @@ class CountersAgainstTheKernel(RuleBasedStateMachine):
     @rule()
     def tick(self) -> None:
         self.kernel.tick()
+
+    @invariant()
+    def refused_approvals_are_recorded_once(self) -> None:
+        for approval in self.kernel.list_approvals():
+            entry = self.kernel.consequence_of(approval.proposal_id)
+            if approval.state.value in ("rejected", "expired"):
+                assert entry is not None and entry.kind.value == {"rejected": "rejection"}.get(
+                    approval.state.value, "expiry"
+                ), (approval, entry)
 
     @invariant()
     def counters_agree(self) -> None:
@@ -146,10 +178,10 @@ def test_a_mixed_history_on_each_database(any_kernel: ColonyKernel, clock: FakeC
     assert [held.decision, *(v.decision for v in executed)] == [Decision.HOLD, Decision.EXECUTE, Decision.EXECUTE]
     any_kernel.record_outcome(report, authorization=executed[0].authorization)
     clock.advance(3600)
-    any_kernel.tick()  # the second execution never reported: expired
+    any_kernel.tick()  # the second execution never reported: expired; nobody decided the hold: refused
     for _ in range(4):  # more reports than undecided proposals
         any_kernel.record_outcome(report)
     counts = any_kernel.proposal_counts("engineer-1")
-    assert (counts.total, counts.accepted, counts.rejected, counts.held) == (4, 4, 0, 0)
+    assert (counts.total, counts.accepted, counts.rejected, counts.held) == (4, 3, 1, 0)
     profile = any_kernel.agent_profile("engineer-1")
-    assert (profile.total_proposals, profile.accepted_proposals) == (4, 4)
+    assert (profile.total_proposals, profile.accepted_proposals) == (4, 3)

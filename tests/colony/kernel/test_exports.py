@@ -21,6 +21,11 @@ PROMISED = {
 }
 EXTENSIONS = {
     "ActionKind",
+    "Approval",
+    "ApprovalClaim",
+    "ApprovalFinding",
+    "ApprovalState",
+    "arguments_digest",
     "ConsequenceKind",
     "ConsequenceRecord",
     "DecayRate",

@@ -74,3 +74,21 @@ def test_a_version_1_database_is_migrated(database_url: str) -> None:
     again = ColonyKernel(KernelSettings(database_url=database_url), clock=FakeClock(NOW))  # migrates once only
     assert again.status().budget_usage["llm_calls"].expired == 6
     again.close()
+
+
+def test_a_version_2_database_gains_the_approvals_table(database_url: str) -> None:
+    kernel = ColonyKernel(KernelSettings(database_url=database_url), clock=FakeClock(NOW))
+    kernel.set_trust("engineer-1", 0.6)
+
+    def downgrade(connection):  # type: ignore[no-untyped-def]
+        connection.execute(text("DROP TABLE colony_approvals"))
+        connection.execute(text("UPDATE colony_schema_version SET version = 2"))
+
+    kernel.store.run(downgrade)
+    kernel.close()
+    again = ColonyKernel(KernelSettings(database_url=database_url), clock=FakeClock(NOW))
+    version = again.store.run(lambda c: c.execute(text("SELECT version FROM colony_schema_version")).scalar())
+    assert version == SCHEMA_VERSION == 3
+    assert again.list_approvals() == []
+    assert again.find_profile("engineer-1") is not None  # nothing else touched
+    again.close()

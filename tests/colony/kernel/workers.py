@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from colony.errors import AttestationError
+import time
+
+from colony.errors import ApprovalError, AttestationError
 from colony.kernel import ColonyKernel, Decision, KernelSettings
 
 ESTIMATE = {"llm_calls": 1.0, "runtime_seconds": 1.0}
@@ -118,5 +120,35 @@ def sweep_later(url: str, worker: int, now: float, ttl: float) -> None:
             )  # fmt: skip
         else:
             kernel.status()
+    finally:
+        kernel.close()
+
+
+def decide_approval(url: str, approval_id: str, reviewer: str, approve: bool, start: float) -> str:
+    """Approve or reject one request in its own process, as close to ``start`` as the others; what happened."""
+    kernel = ColonyKernel(KernelSettings(database_url=url, attestation_secret="shared-test-key"))
+    try:
+        while time.time() < start:
+            time.sleep(0.001)
+        decide = kernel.approve if approve else kernel.reject
+        return decide(approval_id, reviewer, f"decided by {reviewer}").state.value
+    except ApprovalError as error:
+        return f"error:{error.state}"
+    finally:
+        kernel.close()
+
+
+def claim_approved(url: str, approval_id: str, digest: str, start: float) -> str:
+    """Claim an approved request's authorization in its own process; 'claimed' or the error's state."""
+    kernel = ColonyKernel(KernelSettings(database_url=url, attestation_secret="shared-test-key"))
+    try:
+        while time.time() < start:
+            time.sleep(0.001)
+        kernel.claim_approval(
+            approval_id, agent_id="engineer-1", tool="files", action="patch_file", arguments_digest=digest
+        )
+        return "claimed"
+    except ApprovalError as error:
+        return f"error:{error.state}"
     finally:
         kernel.close()

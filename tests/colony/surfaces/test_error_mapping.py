@@ -117,6 +117,10 @@ def sample(cls: type[errors.ColonyError]) -> errors.ColonyError:
         return cls(["min_vcpus 64 exceeds max_vcpus 16"])
     if cls is errors.HPCJobFailedError:
         return cls("job-1", "Essential container exited", ["boom"])
+    if cls is errors.UnknownApprovalError:
+        return cls("0191-approval")
+    if cls is errors.ApprovalError:
+        return cls("approval 0191 was already approved", approval_id="0191", state="approved")
     import inspect
 
     accepted = inspect.signature(cls.__init__).parameters

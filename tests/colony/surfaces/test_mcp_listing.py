@@ -12,7 +12,7 @@ from colony.kernel import ColonyKernel, ProposeActionRequest, RecordOutcomeReque
 from colony.runtime import LOCAL_OPERATOR, Catalog, Principal
 from colony.surfaces.definitions import kernel_definition, served_definition
 from colony.surfaces.kernel_tools import kernel_tools
-from colony.surfaces.mcp_listing import catalog_listing, kernel_listing
+from colony.surfaces.mcp_listing import approval_listing, catalog_listing, kernel_listing
 from colony.surfaces.portable_schema import portability_problems
 from tests.colony.surfaces.sample_tools import AppendNote
 from tests.colony.surfaces.seed001 import KERNEL_TOOLS
@@ -24,7 +24,7 @@ def repository_tools() -> list[Tool]:
 
 
 def served() -> list[Tool]:
-    return kernel_listing(LOCAL_OPERATOR) + repository_tools()
+    return kernel_listing(LOCAL_OPERATOR) + approval_listing(LOCAL_OPERATOR) + repository_tools()
 
 
 @pytest.mark.parametrize("tool", served(), ids=lambda tool: tool.name)
@@ -62,6 +62,17 @@ def test_a_principal_is_listed_only_the_kernel_operations_it_may_run() -> None:
     assert [tool.name for tool in kernel_listing(reader)] == [
         name for name in KERNEL_TOOLS if name not in ("colony_propose_action", "colony_record_outcome", "colony_tick")
     ]
+
+
+def test_the_approval_tools_are_listed_by_permission() -> None:
+    assert [tool.name for tool in approval_listing(LOCAL_OPERATOR)] == [
+        "colony_list_approvals",
+        "colony_decide_approval",
+    ]
+    assert [tool.name for tool in approval_listing(Principal.of("reader", ["kernel:read"]))] == [
+        "colony_list_approvals"
+    ]
+    assert approval_listing(Principal.of("converter", ["tool:unit_convert"])) == []
 
 
 def test_identity_is_not_a_tool_argument_and_the_gate_reads_the_case() -> None:

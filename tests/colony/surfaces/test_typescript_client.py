@@ -101,6 +101,12 @@ def plan() -> list[dict[str, Any]]:
         {"label": "shell:refused", "name": "shell_exec", "arguments": {"script": "echo hi", **CASE}},
         {"label": "note:refused", "name": "append_note", "arguments": {"note": "from a newcomer", **CASE}},
         {"label": "unknown-tool", "name": "no_such_tool", "arguments": {}},
+        {"label": "approvals:list", "name": "colony_list_approvals", "arguments": {"state": "pending"}},
+        {
+            "label": "approvals:unknown",
+            "name": "colony_decide_approval",
+            "arguments": {"approval_id": "no-such-approval", "approve": True, "note": "ok"},
+        },
     ]
     calls += [{"label": f"trust:{n}", "name": "colony_record_outcome", "arguments": GOOD_REPORT} for n in range(3)]
     calls.append({"label": "note:executed", "name": "append_note", "arguments": {"note": "calibration ok", **CASE}})
@@ -123,7 +129,7 @@ def failure(call: dict[str, Any]) -> dict[str, Any]:
     assert call["result"]["isError"] is True, call
     assert {"error", "type", "code", "retryable"} <= set(body), body
     assert isinstance(body["error"], str) and body["error"]
-    expected = {"error": body["error"]} if call["name"].startswith("colony_") else None
+    expected = {"error": body["error"]} if call["name"] in KERNEL_TOOLS else None
     assert call["result"].get("structuredContent") == expected
     return body
 
@@ -184,6 +190,11 @@ def check_calls(report: dict[str, Any], notes: Path) -> None:
         assert refused["verdict"]["decision"] == "refuse"
         assert refused["verdict"]["reason"] == "SANDBOX role: no write-path gate passes"
         assert "refuse" in refused["error"] and refused["verdict"]["reason"] in refused["error"]
+
+    listed = calls["approvals:list"]["result"]
+    assert listed["isError"] is False and listed["structuredContent"] == {"approvals": []}
+    unknown = failure(calls["approvals:unknown"])
+    assert (unknown["type"], unknown["approval_id"]) == ("UnknownApprovalError", "no-such-approval")
 
     assert answer(calls["trust:2"])["role"] == "repair_ant"
     executed = calls["note:executed"]["result"]

@@ -1,0 +1,138 @@
+"""``colony approvals``: see and decide the calls the gate held for a person.
+
+The CLI is this machine's operator (``LOCAL_OPERATOR``), so it sees every request and
+may decide any; the reviewer recorded is ``--reviewer`` (default: the operator's id).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import UTC, datetime
+from typing import Annotated
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from colony.cli.kernel import JsonFlag, _fail, _kernel
+from colony.errors import ColonyError
+from colony.kernel import Approval
+
+approvals_app = typer.Typer(no_args_is_help=True, help="Held calls waiting for (or decided by) a person.")
+console = Console()
+IdArgument = Annotated[str, typer.Argument(help="The approval request's id.")]
+ReviewerOption = Annotated[
+    str | None, typer.Option("--reviewer", help="Who decides, e.g. an email address (default: the local operator).")
+]
+NoteOption = Annotated[str, typer.Option("--note", help="Why, in a sentence; recorded with the decision.")]
+
+
+def _when(timestamp: float | None) -> str:
+    return "-" if timestamp is None else datetime.fromtimestamp(timestamp, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+
+
+def _print(approval: Approval) -> None:
+    console.print(f"[bold]approval[/bold] {approval.approval_id}   [bold]state[/bold] {approval.state.value}")
+    rows = [
+        ("agent", approval.agent_id),
+        ("call", f"{approval.tool}.{approval.action} (target {approval.target})"),
+        ("arguments sha256", approval.arguments_digest),
+        ("gate score", f"{approval.gate_score:.2f}"),
+        ("reason", approval.reason),
+        ("required evidence", ", ".join(approval.required_evidence) or "-"),
+        ("requested", _when(approval.requested_at)),
+        ("expires", _when(approval.expires_at)),
+        ("reviewer", approval.reviewer or "-"),
+        ("note", approval.note or "-"),
+        ("decided", _when(approval.decided_at)),
+        ("executed", _when(approval.executed_at)),
+        ("proposal", approval.proposal_id),
+    ]
+    table = Table(show_header=False, box=None)
+    for name, value in rows:
+        table.add_row(f"[bold]{name}[/bold]", value)
+    console.print(table)
+    if approval.findings:
+        findings = Table("vector", "severity", "claim", "remediation", title="findings")
+        for finding in approval.findings:
+            findings.add_row(finding.attack_vector.value, finding.severity.value, finding.claim, finding.remediation)
+        console.print(findings)
+
+
+def _emit(approval: Approval, as_json: bool) -> None:
+    if as_json:
+        typer.echo(json.dumps(approval.model_dump(mode="json"), indent=2))
+    else:
+        _print(approval)
+
+
+@approvals_app.command("list")
+def list_approvals(
+    state: Annotated[
+        str | None, typer.Option("--state", help="Only this state: pending, approved, rejected or expired.")
+    ] = None,
+    agent: Annotated[str | None, typer.Option("--agent", help="Only this agent's requests.")] = None,
+    as_json: JsonFlag = False,
+) -> None:
+    """List approval requests, newest first."""
+    try:
+        found = _kernel(as_json).list_approvals(state=state, agent_id=agent)
+    except ColonyError as error:
+        raise _fail(error, as_json) from None
+    if as_json:
+        typer.echo(json.dumps([approval.model_dump(mode="json") for approval in found], indent=2))
+        return
+    table = Table("id", "state", "agent", "call", "score", "expires", "reviewer", title="approval requests")
+    for approval in found:
+        table.add_row(
+            approval.approval_id,
+            approval.state.value,
+            approval.agent_id,
+            f"{approval.tool}.{approval.action}",
+            f"{approval.gate_score:.2f}",
+            _when(approval.expires_at),
+            approval.reviewer or "-",
+        )
+    console.print(table)
+
+
+@approvals_app.command("show")
+def show(approval_id: IdArgument, as_json: JsonFlag = False) -> None:
+    """Show everything a reviewer needs to judge one request."""
+    try:
+        _emit(_kernel(as_json).get_approval(approval_id), as_json)
+    except ColonyError as error:
+        raise _fail(error, as_json) from None
+
+
+@approvals_app.command("approve")
+def approve(
+    approval_id: IdArgument, reviewer: ReviewerOption = None, note: NoteOption = "", as_json: JsonFlag = False
+) -> None:
+    """Approve a pending request: the held call runs when its caller resubmits it with the approval id."""
+    from colony.runtime import LOCAL_OPERATOR
+
+    try:
+        approval = _kernel(as_json).approve(approval_id, reviewer or LOCAL_OPERATOR.agent_id, note)
+    except ColonyError as error:
+        raise _fail(error, as_json) from None
+    _emit(approval, as_json)
+    if not as_json:
+        Console(stderr=True).print(
+            f"approved: resubmit the call with approval id {approval.approval_id} "
+            f"(colony tools call {approval.tool} ... --approval {approval.approval_id})",
+            highlight=False,
+        )
+
+
+@approvals_app.command("reject")
+def reject(
+    approval_id: IdArgument, reviewer: ReviewerOption = None, note: NoteOption = "", as_json: JsonFlag = False
+) -> None:
+    """Reject a pending request: the refusal is recorded against the agent that asked."""
+    from colony.runtime import LOCAL_OPERATOR
+
+    try:
+        _emit(_kernel(as_json).reject(approval_id, reviewer or LOCAL_OPERATOR.agent_id, note), as_json)
+    except ColonyError as error:
+        raise _fail(error, as_json) from None

@@ -1,0 +1,227 @@
+"""Approval requests: a HOLD verdict waits here for a person, and is decided exactly once.
+
+A HOLD opens a ``pending`` request in the transaction that stores the verdict. It then
+changes state once, by a conditional ``UPDATE ... WHERE state = 'pending'`` (a
+compare-and-set), so two reviewers racing in two processes get one decision and one
+:class:`~colony.errors.ApprovalError`:
+
+- **approved**: the budget is reserved then, and the proposal gets a one-time
+  authorization (its nonce, like an EXECUTE's), handed out once to the call that
+  resubmits it (:meth:`Approvals.claim`, a second compare-and-set on ``executed_at``);
+- **rejected** / **expired**: a refusal is recorded in the same transaction: trust
+  updated as a failed outcome (a rejection counts as negative feedback), the held
+  proposal counted as rejected, a ``rejection`` / ``expiry`` history entry and a
+  FAILURE trace at the target. The tick expires overdue requests, so expiry never
+  depends on the process that was waiting.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import uuid
+from typing import Any
+
+from sqlalchemy import Connection, bindparam, insert, literal_column, select, update
+
+from colony.kernel.consequences import ConsequenceMemory
+from colony.kernel.gate import GateOutcome
+from colony.kernel.models import (
+    Approval,
+    ApprovalState,
+    ConsequenceKind,
+    ConsequenceRecord,
+    FalsificationReport,
+    ProposeActionRequest,
+    SignalSource,
+    SignalType,
+)
+from colony.kernel.pheromones import Deposit, PheromoneStore
+from colony.kernel.roles import RoleAdapter
+from colony.kernel.store import Prepared, tables
+
+__all__ = ["Approvals", "arguments_digest"]
+
+_A = tables.approvals
+_IS_PENDING = _A.c.state == literal_column("'pending'")
+_INSERT = Prepared(insert(_A))
+_DECIDE = Prepared(
+    update(_A)
+    .where(_A.c.approval_id == bindparam("approval"))
+    .where(_IS_PENDING)
+    .where(_A.c.expires_at > bindparam("now"))
+    .values(
+        state=bindparam("state"), reviewer=bindparam("reviewer"), note=bindparam("note"), decided_at=bindparam("now")
+    )
+    .returning(*_A.c)
+)
+_EXPIRE = Prepared(
+    update(_A)
+    .where(_IS_PENDING)
+    .where(_A.c.expires_at <= bindparam("now"))
+    .values(state=literal_column("'expired'"), decided_at=bindparam("now"))
+    .returning(*_A.c)
+)
+_CLAIM = Prepared(
+    update(_A)
+    .where(_A.c.approval_id == bindparam("approval"))
+    .where(_A.c.state == literal_column("'approved'"))
+    .where(_A.c.executed_at.is_(None))
+    .where(_A.c.agent_id == bindparam("agent"))
+    .where(_A.c.tool == bindparam("tool"))
+    .where(_A.c.action == bindparam("action"))
+    .where(_A.c.arguments_digest == bindparam("digest"))
+    .values(executed_at=bindparam("now"))
+    .returning(*_A.c)
+)
+_GET = Prepared(select(_A).where(_A.c.approval_id == bindparam("approval")))
+LIST_LIMIT = 500
+
+
+def arguments_digest(arguments: Any) -> str:
+    """sha256 of ``arguments`` as canonical JSON (sorted keys, no spaces): what an approval is bound to."""
+    canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def to_approval(row: dict[str, Any]) -> Approval:
+    """A stored row as the model reviewers read."""
+    fields = {name: row[name] for name in Approval.model_fields}
+    fields["findings"] = json.loads(row["findings"])
+    fields["required_evidence"] = json.loads(row["required_evidence"])
+    return Approval.model_validate(fields)
+
+
+class Approvals:
+    """Open, decide, expire and claim approval requests; every method works inside a caller's transaction."""
+
+    def __init__(self, roles: RoleAdapter, pheromones: PheromoneStore, ttl_seconds: float) -> None:
+        self.roles = roles
+        self.pheromones = pheromones
+        self.ttl_seconds = ttl_seconds
+
+    def open(
+        self,
+        connection: Connection,
+        proposal_id: str,
+        request: ProposeActionRequest,
+        outcome: GateOutcome,
+        report: FalsificationReport,
+        estimate: dict[str, float],
+        now: float,
+    ) -> Approval:
+        """Store a pending request for the held proposal ``proposal_id``."""
+        findings = [
+            {
+                "attack_vector": finding.attack_vector.value,
+                "severity": finding.severity.value,
+                "claim": finding.claim,
+                "remediation": finding.remediation,
+            }
+            for finding in report.findings
+        ]
+        row = {
+            "approval_id": str(uuid.uuid4()),
+            "proposal_id": proposal_id,
+            "agent_id": request.agent_id,
+            "tool": request.tool or request.target,
+            "action": request.action_type,
+            "target": request.target,
+            "arguments_digest": arguments_digest(request.evidence_dict().get("arguments", {})),
+            "gate_score": outcome.gate_score,
+            "findings": json.dumps(findings),
+            "required_evidence": json.dumps(outcome.required_evidence),
+            "reason": outcome.reason,
+            "estimate_llm_calls": estimate["llm_calls"],
+            "estimate_runtime_seconds": estimate["runtime_seconds"],
+            "requested_at": now,
+            "expires_at": now + self.ttl_seconds,
+            "state": ApprovalState.PENDING.value,
+            "reviewer": None,
+            "note": None,
+            "decided_at": None,
+            "executed_at": None,
+            "flow_run_id": None,
+        }
+        _INSERT.rowcount(connection, row)
+        return to_approval(row)
+
+    @staticmethod
+    def get(connection: Connection, approval_id: str) -> dict[str, Any] | None:
+        """The stored row, or None."""
+        rows = _GET.all(connection, {"approval": approval_id})
+        return rows[0] if rows else None
+
+    @staticmethod
+    def list(connection: Connection, state: ApprovalState | None, agent_id: str | None) -> list[Approval]:
+        """Requests newest first (at most LIST_LIMIT), filtered by state and agent."""
+        query = select(_A).order_by(_A.c.requested_at.desc(), _A.c.approval_id).limit(LIST_LIMIT)
+        if state is not None:
+            query = query.where(_A.c.state == state.value)
+        if agent_id is not None:
+            query = query.where(_A.c.agent_id == agent_id)
+        return [to_approval(dict(row._mapping)) for row in connection.execute(query)]
+
+    @staticmethod
+    def decide(
+        connection: Connection, approval_id: str, state: ApprovalState, reviewer: str | None, note: str, now: float
+    ) -> dict[str, Any] | None:
+        """Move a pending, unexpired request to ``state``; its row, or None when it was not pending (or overdue)."""
+        values = {"approval": approval_id, "state": state.value, "reviewer": reviewer, "note": note, "now": now}
+        rows = _DECIDE.all(connection, values)
+        return rows[0] if rows else None
+
+    @staticmethod
+    def claim(
+        connection: Connection, approval_id: str, agent_id: str, tool: str, action: str, digest: str, now: float
+    ) -> dict[str, Any] | None:
+        """Mark an approved request executed, if it matches and was not claimed before; its row, or None."""
+        values = {
+            "approval": approval_id,
+            "agent": agent_id,
+            "tool": tool,
+            "action": action,
+            "digest": digest,
+            "now": now,
+        }
+        rows = _CLAIM.all(connection, values)
+        return rows[0] if rows else None
+
+    def expire_due(self, connection: Connection, now: float) -> int:
+        """Expire every pending request past its expiry, recording each refusal; how many expired."""
+        lapsed = _EXPIRE.all(connection, {"now": now})
+        # Agents are locked in one order (by id) so concurrent sweeps never cross.
+        for row in sorted(lapsed, key=lambda row: (row["agent_id"], row["expires_at"], row["approval_id"])):
+            self.record_refusal(connection, row, now)
+        return len(lapsed)
+
+    def record_refusal(self, connection: Connection, row: dict[str, Any], now: float) -> None:
+        """A rejected or expired request's consequence: trust, counters, history and a FAILURE trace."""
+        rejected = row["state"] == ApprovalState.REJECTED.value
+        feedback = -1.0 if rejected else 0.0
+        before, after = self.roles.apply_outcome(connection, row["agent_id"], False, feedback, now)
+        if rejected:
+            what = f"not run: held, and rejected by {row['reviewer']}: {row['note'] or 'no note'}"
+        else:
+            what = f"not run: held, and nobody decided in time (approval {row['approval_id']} expired)"
+        ConsequenceMemory.store(
+            connection,
+            ConsequenceRecord(
+                consequence_id=str(uuid.uuid4()),
+                proposal_id=row["proposal_id"],
+                agent_id=row["agent_id"],
+                action_type=row["action"],
+                target=row["target"],
+                actual_outcome=f"{row['tool']}.{row['action']}: {what}",
+                tests_passed=False,
+                human_feedback=feedback,
+                trust_before=before.trust,
+                trust_after=after.trust,
+                recorded_at=now,
+                kind=ConsequenceKind.REJECTION if rejected else ConsequenceKind.EXPIRY,
+            ),
+        )
+        evidence = {"approval_id": row["approval_id"], "proposal_id": row["proposal_id"], "state": row["state"]}
+        source = SignalSource.HUMAN if rejected else SignalSource.RUNTIME
+        deposit = Deposit(row["target"], SignalType.FAILURE, source=source, evidence=evidence)
+        self.pheromones.deposit(connection, deposit, now=now)

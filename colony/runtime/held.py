@@ -1,0 +1,63 @@
+"""What a caller is told about a held call, and whether a resubmission is the call that was approved.
+
+A held call's outcome carries its approval request: the id, when it lapses, why it was
+held and what would resolve it (a person approves or rejects it; the caller resubmits the
+same call with ``approval_id``). A resubmission counts only for the agent that asked, the
+same tool and action, and arguments with the same digest.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from colony.errors import FieldError, IdentityError, ToolInputError
+from colony.runtime.principal import Acting
+
+__all__ = ["approval_view", "check_resubmission", "resolution"]
+
+
+def resolution(approval_id: str) -> dict[str, str]:
+    """How a held call is resolved, from the CLI (a surface adds its own URLs)."""
+    return {
+        "approve": f"colony approvals approve {approval_id} --note '...'",
+        "reject": f"colony approvals reject {approval_id} --note '...'",
+        "resubmit": f"call the same tool again with the same arguments and approval_id={approval_id!r}",
+    }
+
+
+def approval_view(approval: Any) -> dict[str, Any]:
+    """A kernel Approval as a call outcome shows it: state, expiry, reason, decision and how to resolve it."""
+    state = approval.state.value
+    view: dict[str, Any] = {
+        "approval_id": approval.approval_id,
+        "state": state,
+        "expires_at": approval.expires_at,
+        "reason": approval.reason,
+        "required_evidence": list(approval.required_evidence),
+        "reviewer": approval.reviewer,
+        "note": approval.note,
+        "approved": {"approved": True, "rejected": False}.get(state),
+    }
+    if state == "pending":
+        view["resolve"] = resolution(approval.approval_id)
+    return view
+
+
+def check_resubmission(approval: Any, tool: str, action: str, digest: str, acting: Acting) -> None:
+    """Raise unless this call is the one ``approval`` was asked for (IdentityError for another agent)."""
+    if approval.agent_id != acting.agent_id:
+        raise IdentityError(
+            f"approval {approval.approval_id} was asked for agent {approval.agent_id!r}, "
+            f"not {acting.agent_id!r}: only the call it approves may use it"
+        )
+    for field, given, approved in (
+        ("tool", tool, approval.tool),
+        ("action", action, approval.action),
+        ("arguments", digest, approval.arguments_digest),
+    ):
+        if given != approved:
+            message = f"approval {approval.approval_id} covers another call: its {field} differ from what was approved"
+            raise ToolInputError(
+                message,
+                errors=[FieldError(field=field, message=message, expected=f"the {field} of the held call")],
+            )

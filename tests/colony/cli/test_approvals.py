@@ -1,0 +1,100 @@
+"""``colony approvals`` and the held path of ``colony tools call``, against a real kernel in COLONY_HOME."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from colony.cli import app
+from colony.kernel import ColonyKernel
+from tests.colony.runtime.conftest import write_registry
+
+runner = CliRunner()
+CASE = [
+    "--agent", "engineer-1",
+    "--rationale", "Record the nightly figures in the ledger for the audit trail",
+    "--rollback-plan", "erase_entry removes the written file again",
+]  # fmt: skip
+
+
+@pytest.fixture
+def ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    """A catalog holding the ledger double, and a gate that holds its calls (failures at the tool)."""
+    write_registry(tmp_path, ["ledger_double"])
+    monkeypatch.setenv("COLONY_REPO_ROOT", str(tmp_path))
+    kernel = ColonyKernel.from_env()
+    kernel.set_trust("engineer-1", 0.4)
+    kernel.deposit("tool:ledger_double", "failure", 30.0)
+    kernel.close()
+    return tmp_path / "entry.txt"
+
+
+def call(path: Path, *extra: str):  # type: ignore[no-untyped-def]
+    arguments = json.dumps({"path": str(path), "text": "figures"})
+    return runner.invoke(app, ["tools", "call", "ledger_double", arguments, *CASE, *extra])
+
+
+def approvals(*args: str):  # type: ignore[no-untyped-def]
+    return runner.invoke(app, ["approvals", *args])
+
+
+def test_a_held_call_is_approved_from_the_cli_and_resubmitted_once(ledger: Path) -> None:
+    held = call(ledger)
+    assert held.exit_code == 2, held.output
+    [pending] = json.loads(approvals("list", "--state", "pending", "--json").stdout)
+    approval_id = pending["approval_id"]
+    assert f"colony approvals approve {approval_id}" in held.stderr and f"--approval {approval_id}" in held.stderr
+    assert not ledger.exists()
+
+    shown = approvals("show", approval_id)
+    assert shown.exit_code == 0 and "ledger_double.write_entry" in shown.stdout
+    decided = approvals("approve", approval_id, "--reviewer", "ops@example.org", "--note", "fine", "--json")
+    assert json.loads(decided.stdout)["state"] == "approved"
+    again = approvals("reject", approval_id)
+    assert again.exit_code == 1 and "already approved by ops@example.org" in again.stderr
+
+    done = call(ledger, "--approval", approval_id, "--json")
+    assert done.exit_code == 0, done.output
+    assert json.loads(done.stdout)["ok"] and ledger.read_text() == "figures"
+    ledger.unlink()
+    replay = call(ledger, "--approval", approval_id)
+    assert replay.exit_code == 1 and "already executed" in replay.stderr and not ledger.exists()
+
+
+def test_a_rejected_call_stays_unrun(ledger: Path) -> None:
+    held = call(ledger, "--json")
+    assert held.exit_code == 2
+    document = json.loads(held.stdout)
+    assert document["status"] == "held"
+    approval_id = document["approval"]["approval_id"]
+    assert approvals("reject", approval_id, "--note", "not tonight").exit_code == 0
+    listed = approvals("list")
+    assert listed.exit_code == 0 and "rejected" in listed.stdout
+    result = call(ledger, "--approval", approval_id, "--json")
+    assert result.exit_code == 1 and "rejected" in json.loads(result.stdout)["error"]["message"]
+    assert not ledger.exists()
+
+
+def test_unknown_ids_and_states_are_one_line_errors() -> None:
+    missing = approvals("show", "no-such-id")
+    assert missing.exit_code == 1 and missing.stderr.strip() == "error: no approval request 'no-such-id'"
+    bad = approvals("list", "--state", "maybe")
+    assert bad.exit_code == 1 and "unknown approval state" in bad.stderr
+
+
+def test_profile_reads_without_creating_and_trust_sets_the_role() -> None:
+    unknown = runner.invoke(app, ["kernel", "profile", "ghost"])
+    assert unknown.exit_code == 1 and len(unknown.stderr.strip().splitlines()) == 1
+    assert "unknown agent 'ghost'" in unknown.stderr
+    kernel = ColonyKernel.from_env()
+    assert kernel.find_profile("ghost") is None
+    set_ = runner.invoke(app, ["kernel", "trust", "ghost", "0.6", "--json"])
+    assert set_.exit_code == 0 and json.loads(set_.stdout)["role"] == "memory_ant"
+    shown = runner.invoke(app, ["kernel", "profile", "ghost", "--json"])
+    assert json.loads(shown.stdout)["trust_score"] == 0.6
+    bad = runner.invoke(app, ["kernel", "trust", "ghost", "2"])
+    assert bad.exit_code == 1 and "trust" in bad.stderr
+    kernel.close()

@@ -1,0 +1,163 @@
+"""Attacks on approvals: a held call runs only as approved, once, for the agent that asked, decided by someone else.
+
+Each attack goes through the real pipeline (Runtime.call over a real kernel) or the
+kernel access checks every surface uses, and must leave the side effect undone.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from pathlib import Path
+
+import pytest
+
+from colony.errors import (
+    ApprovalError,
+    AttestationError,
+    CapabilityDeniedError,
+    IdentityError,
+    ToolInputError,
+)
+from colony.kernel import ApprovalState, ColonyKernel, KernelSettings, arguments_digest
+from colony.runtime import CallRequest, CallStatus, Catalog, KernelProvider, Principal, Runtime
+from colony.runtime.kernel_access import authorize_approval_decision
+from colony.surfaces.approval_tools import call_approval_tool
+from tests.colony.kernel.conftest import FakeClock
+from tests.colony.runtime.conftest import write_registry
+
+OWNER = Principal.of("engineer-1", ["tool:*", "kernel:read", "kernel:approve"])
+OTHER = Principal.of("engineer-2", ["tool:*", "kernel:read"])
+OPERATOR = Principal.of("ops", ["*"], operator=True)
+CASE = {
+    "rationale": "Record the nightly figures in the ledger for the audit trail",
+    "rollback_plan": "erase_entry removes the written file again",
+    "evidence": {"tests": ["tests/test_ledger.py::test_write"]},
+}
+
+
+class Setup:
+    def __init__(self, runtime: Runtime, kernel: ColonyKernel, clock: FakeClock, root: Path) -> None:
+        self.runtime, self.kernel, self.clock, self.root = runtime, kernel, clock, root
+        self.entry = root / "entry"
+
+    def request(self, **changes: object) -> CallRequest:
+        fields: dict[str, object] = {"arguments": {"path": str(self.entry), "text": "figures"}, **CASE}
+        return CallRequest("ledger_double", approval_required=True, **{**fields, **changes})  # type: ignore[arg-type]
+
+    async def held(self) -> str:
+        outcome = await self.runtime.call(self.request(), OWNER)
+        assert outcome.status is CallStatus.HELD and outcome.approval is not None
+        return str(outcome.approval["approval_id"])
+
+
+@pytest.fixture
+async def setup(tmp_path: Path, colony_home: Path) -> AsyncIterator[Setup]:
+    clock = FakeClock()
+    kernel = ColonyKernel(KernelSettings(home=colony_home), clock=clock)
+    kernel.set_trust("engineer-1", 0.8)
+    runtime = Runtime(Catalog(write_registry(tmp_path, ["ledger_double"])), kernels=KernelProvider(kernel))
+    yield Setup(runtime, kernel, clock, tmp_path)
+    await runtime.aclose()
+
+
+async def test_an_agent_cannot_approve_its_own_request(setup: Setup) -> None:
+    approval_id = await setup.held()
+    with pytest.raises(IdentityError, match="never decides its own request"):
+        authorize_approval_decision(OWNER, "engineer-1")
+    arguments = {"approval_id": approval_id, "approve": True}
+    with pytest.raises(IdentityError):
+        call_approval_tool(setup.runtime.kernels, "colony_decide_approval", arguments, OWNER)
+    assert setup.kernel.get_approval(approval_id).state is ApprovalState.PENDING
+    assert not setup.entry.exists()
+
+
+async def test_a_principal_without_the_approve_token_cannot_decide(setup: Setup) -> None:
+    approval_id = await setup.held()
+    for name, arguments in (
+        ("colony_decide_approval", {"approval_id": approval_id, "approve": True}),
+        ("colony_decide_approval", {"approval_id": approval_id, "approve": False}),
+    ):
+        with pytest.raises(CapabilityDeniedError) as raised:
+            call_approval_tool(setup.runtime.kernels, name, arguments, OTHER)
+        assert raised.value.missing == ["kernel:approve"]
+    assert setup.kernel.get_approval(approval_id).state is ApprovalState.PENDING
+
+
+async def test_an_approvals_authorization_is_honoured_once(setup: Setup) -> None:
+    approval_id = await setup.held()
+    setup.kernel.approve(approval_id, "ops", "")
+    first = await setup.runtime.call(setup.request(approval_id=approval_id), OWNER)
+    assert first.status is CallStatus.EXECUTED
+    setup.entry.unlink()
+    with pytest.raises(ApprovalError, match="already executed"):
+        await setup.runtime.call(setup.request(approval_id=approval_id), OWNER)
+    assert not setup.entry.exists()
+    # the kernel's token, claimed a second time or replayed on record_outcome, is refused too
+    digest = arguments_digest({"path": str(setup.entry), "text": "figures"})
+    with pytest.raises(ApprovalError):
+        setup.kernel.claim_approval(
+            approval_id, agent_id="engineer-1", tool="ledger_double", action="write_entry", arguments_digest=digest
+        )
+
+
+async def test_an_approvals_token_cannot_be_recorded_twice(setup: Setup) -> None:
+    approval_id = await setup.held()
+    setup.kernel.approve(approval_id, "ops", "")
+    digest = arguments_digest({"path": str(setup.entry), "text": "figures"})
+    granted = setup.kernel.claim_approval(
+        approval_id, agent_id="engineer-1", tool="ledger_double", action="write_entry", arguments_digest=digest
+    )
+    report = {"agent_id": "engineer-1", "action_type": "write_entry", "target": "tool:ledger_double",
+              "actual_outcome": "written", "tests_passed": True}  # fmt: skip
+    assert setup.kernel.record_outcome(report, authorization=granted.authorization).attested
+    with pytest.raises(AttestationError, match="already used"):
+        setup.kernel.record_outcome(report, authorization=granted.authorization)
+
+
+async def test_changed_arguments_cannot_ride_an_approval(setup: Setup) -> None:
+    approval_id = await setup.held()
+    setup.kernel.approve(approval_id, "ops", "")
+    elsewhere = setup.root / "elsewhere"
+    for changed in (
+        {"arguments": {"path": str(elsewhere), "text": "figures"}},
+        {"arguments": {"path": str(setup.entry), "text": "other figures"}},
+        {"action": "erase_entry", "arguments": {"path": str(setup.entry)}},
+    ):
+        with pytest.raises(ToolInputError):
+            await setup.runtime.call(setup.request(approval_id=approval_id, **changed), OWNER)
+    assert not elsewhere.exists() and not setup.entry.exists()
+    assert setup.kernel.get_approval(approval_id).executed_at is None  # the approved call still can run
+
+
+async def test_an_expired_request_cannot_be_approved_or_run(setup: Setup) -> None:
+    approval_id = await setup.held()
+    setup.clock.advance(setup.kernel.settings.approval_ttl_seconds + 1)
+    with pytest.raises(ApprovalError, match="expired") as raised:
+        setup.kernel.approve(approval_id, "ops", "")
+    assert raised.value.state == "expired"
+    outcome = await setup.runtime.call(setup.request(approval_id=approval_id), OWNER)
+    assert outcome.status is CallStatus.REJECTED and not setup.entry.exists()
+    counts = setup.kernel.proposal_counts("engineer-1")
+    assert counts.total == counts.accepted + counts.rejected + counts.held and counts.held == 0
+
+
+async def test_another_agent_cannot_use_someone_elses_approval(setup: Setup) -> None:
+    approval_id = await setup.held()
+    setup.kernel.approve(approval_id, "ops", "")
+    with pytest.raises(IdentityError, match="asked for agent 'engineer-1'"):
+        await setup.runtime.call(setup.request(approval_id=approval_id), OTHER)
+    with pytest.raises(IdentityError):  # nor name the owner without being an operator
+        await setup.runtime.call(setup.request(approval_id=approval_id, agent_id="engineer-1"), OTHER)
+    assert not setup.entry.exists()
+    outcome = await setup.runtime.call(setup.request(approval_id=approval_id, agent_id="engineer-1"), OPERATOR)
+    assert outcome.status is CallStatus.EXECUTED  # an operator may act for the agent, as everywhere
+
+
+async def test_an_agent_cannot_read_another_agents_requests(setup: Setup) -> None:
+    approval_id = await setup.held()
+    listed = call_approval_tool(setup.runtime.kernels, "colony_list_approvals", {}, OTHER)
+    assert listed == {"approvals": []}
+    with pytest.raises(IdentityError):
+        call_approval_tool(setup.runtime.kernels, "colony_list_approvals", {"agent_id": "engineer-1"}, OTHER)
+    mine = call_approval_tool(setup.runtime.kernels, "colony_list_approvals", {}, OWNER)
+    assert [item["approval_id"] for item in mine["approvals"]] == [approval_id]
