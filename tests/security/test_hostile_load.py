@@ -13,6 +13,9 @@ import pytest
 from bench.hostile_load import Phase, measure, ms
 
 STALL_MS = 1000.0
+# The attackers may take their share of two cores; honest callers crowded out would serve
+# a small fraction of the quiet phase's calls (the ReDoS once served none for 45 s).
+SERVED_SHARE = 0.5
 
 
 @pytest.fixture(scope="module")
@@ -23,7 +26,7 @@ def phases() -> tuple[Phase, Phase]:
 def test_honest_callers_are_all_served_beside_the_attackers(phases: tuple[Phase, Phase]) -> None:
     quiet, loud = phases
     assert quiet.honest_errors == 0 and loud.honest_errors == 0
-    assert len(loud.honest) >= 0.8 * len(quiet.honest), "the attackers crowded the honest callers out"
+    assert len(loud.honest) >= SERVED_SHARE * len(quiet.honest), "the attackers crowded the honest callers out"
 
 
 def test_health_never_stalls_beside_the_attackers(phases: tuple[Phase, Phase]) -> None:
