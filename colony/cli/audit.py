@@ -29,7 +29,9 @@ def _since(value: str) -> tuple[int, float | None]:
         when = datetime.fromisoformat(text.replace("Z", "+00:00"))
     except ValueError:
         raise KernelInputError.for_field(
-            "since", f"{value!r} given", expected="a seq (e.g. 42) or an ISO 8601 time (e.g. 2026-12-01T09:00:00Z)"
+            "since",
+            f"{value!r} is neither a seq (e.g. 42) nor an ISO 8601 time (e.g. 2026-12-01T09:00:00Z)",
+            expected="a seq or an ISO 8601 time",
         ) from None
     return 1, (when if when.tzinfo is not None else when.replace(tzinfo=UTC)).timestamp()
 
