@@ -5,7 +5,7 @@ a caller that is refused can repeat itself as fast as the network carries it: a 
 by definition a caller going faster than it may. Writing one audit entry per refusal
 would let any caller turn its refusals into database writes on the kernel's store, and
 into waits on the audit head every decision also locks. So refusals are counted in
-memory, per (who, on whose behalf, what, status), and written at most once a second:
+memory, per (who, on whose behalf, what, status, client address), and written at most once a second:
 one transaction holding one entry per key, with how many refusals it stands for and
 when the first and last were. The first refusal after a quiet second is written at once
 (a single refused CLI call is in the log before the command exits); what a burst adds
@@ -38,7 +38,7 @@ ANONYMOUS = "anonymous"  # who a 401 names: nobody was authenticated
 _MAX_ERROR = 512
 logger = logging.getLogger(__name__)
 
-_Key = tuple[str, str, str, int]
+_Key = tuple[str, str, str, int, str | None]
 
 
 @dataclass
@@ -78,11 +78,11 @@ class RefusalRecorder:
     ) -> None:
         """Count one refusal (no I/O: safe on any hot path)."""
         now = self.clock()
-        key: _Key = (who, on_behalf or who, what[:256], status)
+        key: _Key = (who, on_behalf or who, what[:256], status, client)
         with self._lock:
             found = self._counts.get(key)
             if found is None and len(self._counts) >= self.max_keys:
-                key = ("*", "*", "*", status)
+                key = ("*", "*", "*", status, None)
                 found = self._counts.get(key)
                 if found is None:
                     found = self._counts[key] = _Count(0, now, now, "many callers refused", None, set())
@@ -153,7 +153,7 @@ class RefusalRecorder:
 def _record(key: _Key, count: _Count) -> Any:
     from colony.kernel.auditing import refusal_record
 
-    who, on_behalf, what, status = key
+    who, on_behalf, what, status, _ = key
     detail: dict[str, Any] = {"count": count.count, "first_at": count.first_at, "last_at": count.last_at}
     if count.client:
         detail["client"] = count.client
