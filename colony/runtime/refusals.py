@@ -143,11 +143,14 @@ class RefusalRecorder:
         found.first_at = min(found.first_at, count.first_at)
 
     async def run(self) -> None:
-        """Flush every interval until cancelled (servers run this beside their other tasks)."""
+        """Flush the tail of a burst until cancelled (servers run this beside their other tasks).
+
+        It keeps to the same once-an-interval pace as the request path's flushes, so the two
+        together still write at most once an interval.
+        """
         while True:
             await anyio.sleep(self.interval_seconds)
-            if self._counts:
-                await anyio.to_thread.run_sync(self.flush)
+            await self.flush_if_due()
 
 
 def _record(key: _Key, count: _Count) -> Any:
