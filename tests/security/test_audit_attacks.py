@@ -164,3 +164,37 @@ def test_who_acted_cannot_be_forged_by_the_caller(gateway: Gateway) -> None:
         ("ops", "engineer-1"),  # an operator acting for the agent is named by its authentication
         ("ops", "engineer-1"),
     ]
+
+
+def test_approval_decisions_over_http_name_the_principal_not_the_reviewer_it_typed(gateway: Gateway) -> None:
+    kernel = ColonyKernel(KernelSettings(home=gateway.home, database_url=None))
+    kernel.set_trust("engineer-1", 0.4)
+    kernel.deposit("tool:append_note", "failure", 30.0)  # the gate holds engineer-1's notes for a person
+    kernel.close()
+    note = {"tool_name": "append_note", "tool_args": {"note": "x"}, **CASE}
+    first, second = (gateway.call("agent-token", note) for _ in range(2))
+    assert first.status_code == second.status_code == 202
+    approve, reject = (answer.json()["approval"]["approval_id"] for answer in (first, second))
+
+    def decide(token: str, approval_id: str, verb: str, **body: str) -> httpx.Response:
+        url = f"{gateway.url}/v1/approvals/{approval_id}/{verb}"
+        return httpx.post(url, json=body, headers={"authorization": f"Bearer {token}"}, timeout=30)
+
+    assert decide("agent-token", approve, "approve").status_code == 403  # never one's own request
+    assert decide("ops-token", approve, "approve", reviewer="ceo@example.org").status_code == 200
+    assert decide("ops-token", reject, "reject", note="not tonight").status_code == 200
+    assert gateway.call("agent-token", {**note, "approval_id": approve}).status_code == 200  # runs once
+
+    log = gateway.stopped_log()
+    decisions = [(e.event, e.who, e.on_behalf, e.verdict) for e in log if e.event != "refused"]
+    assert decisions == [
+        ("propose", "engineer-1", "engineer-1", "hold"),
+        ("propose", "engineer-1", "engineer-1", "hold"),
+        ("approve", "ops", "engineer-1", "approved"),
+        ("reject", "ops", "engineer-1", "rejected"),
+        ("claim", "engineer-1", "engineer-1", "claimed"),
+    ]
+    approved = next(e for e in log if e.event == "approve")
+    assert approved.detail["reviewer"] == "ceo@example.org" and approved.detail["approval_id"] == approve
+    [own] = refusals(log, "forbidden")
+    assert (own.who, own.on_behalf, own.what) == ("engineer-1", "engineer-1", f"approve approval {approve}")
