@@ -8,15 +8,19 @@ the kernel database under its COLONY_HOME is read.
 from __future__ import annotations
 
 import json
+import os
 import subprocess
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
 import pytest
+from mcp import Client, StdioServerParameters
 
 from colony.kernel import ColonyKernel, KernelSettings
 from colony.kernel.audit import AuditEntry
+from tests.colony.surfaces.seed001 import call
 from tests.security.conftest import CASE, TOKENS
 from tests.services import free_port
 from tests.services.gateway import start_gateway_process
@@ -24,6 +28,8 @@ from tests.services.gateway import start_gateway_process
 LIMITS = {"tools": {"unit_convert": {"rate": 0.01, "burst": 3}}}  # no token comes back during the test
 CONVERT = {"value": 1, "from_unit": "km", "to_unit": "m"}
 FLOOD = 300
+REPO = Path(__file__).resolve().parents[2]
+COLONY = str(Path(sys.executable).parent / "colony")
 
 
 class Gateway:
@@ -198,3 +204,37 @@ def test_approval_decisions_over_http_name_the_principal_not_the_reviewer_it_typ
     assert approved.detail["reviewer"] == "ceo@example.org" and approved.detail["approval_id"] == approve
     [own] = refusals(log, "forbidden")
     assert (own.who, own.on_behalf, own.what) == ("engineer-1", "engineer-1", f"approve approval {approve}")
+
+
+async def test_stdio_mcp_records_its_decisions_and_an_identity_refusal(attack_repo: Path, tmp_path: Path) -> None:
+    kernel = ColonyKernel(KernelSettings(home=tmp_path, database_url=None))
+    kernel.set_trust("engineer-1", 0.6)
+    held = kernel.propose_action(
+        {
+            "agent_id": "engineer-1",
+            "action_type": "append_note",
+            "target": "tool:append_note",
+            "rationale": CASE["rationale"],
+            "rollback_plan": CASE["rollback_plan"],
+            "tool": "append_note",
+            "require_approval": True,
+        }
+    )
+    assert held.approval_id
+    env = {**os.environ, "COLONY_HOME": str(tmp_path), "COLONY_REPO_ROOT": str(attack_repo), "PYTHONPATH": str(REPO)}
+    server = StdioServerParameters(command=COLONY, args=["mcp", "--agent", "engineer-2"], env=env)
+    async with Client(server) as client:
+        answer, failed = await call(client, "append_note", {"note": "x", "approval_id": held.approval_id, **CASE})
+        assert failed and answer["type"] == "IdentityError"  # engineer-1's approval is not engineer-2's
+        decided, failed = await call(
+            client, "colony_decide_approval", {"approval_id": held.approval_id, "approve": False, "note": "no"}
+        )
+        assert not failed and decided["approval"]["state"] == "rejected"
+    log = list(kernel.audit_entries())
+    assert kernel.verify_audit().ok
+    kernel.close()
+    assert [(e.event, e.who, e.on_behalf, e.verdict) for e in log] == [
+        ("propose", "engineer-1", "engineer-1", "hold"),
+        ("refused", "local-operator", "engineer-2", "forbidden"),
+        ("reject", "local-operator", "engineer-1", "rejected"),
+    ]
