@@ -110,3 +110,21 @@ def test_bad_arguments_are_named(ledger: Path) -> None:
     assert since.exit_code == 1 and "'yesterday' is neither a seq" in since.stderr
     head = audit("verify", "--head", "abc")
     assert head.exit_code == 1 and "head" in head.stderr
+
+
+def test_a_proposal_from_the_cli_names_the_local_operator_as_who_acted(ledger: Path, tmp_path: Path) -> None:
+    plan = {
+        "agent_id": "engineer-1",
+        "action_type": "patch_file",
+        "target": "pkg.mod",
+        "rationale": "Fix the off-by-one in the pager",
+        "rollback_plan": "git revert",
+    }
+    path = tmp_path / "plan.json"
+    path.write_text(json.dumps(plan))
+    assert runner.invoke(app, ["kernel", "propose", str(path), "--json"]).exit_code == 0
+    path.write_text(json.dumps({**plan, "acted_by": "someone-else"}))
+    forged = runner.invoke(app, ["kernel", "propose", str(path)])
+    assert forged.exit_code == 1 and "acted_by is not a proposal's field" in forged.stderr
+    [entry] = [json.loads(line) for line in audit("export").stdout.splitlines()]
+    assert (entry["event"], entry["who"], entry["on_behalf"]) == ("propose", "local-operator", "engineer-1")

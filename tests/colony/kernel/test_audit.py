@@ -91,7 +91,8 @@ def test_a_short_budget_retried_proposal_appends_once(kernel: ColonyKernel) -> N
     assert kernel.verify_audit().ok
 
 
-def test_refusals_are_appended_with_a_count(kernel: ColonyKernel) -> None:
+def test_refusals_are_appended_with_a_count(any_kernel: ColonyKernel) -> None:
+    kernel = any_kernel
     records = [
         AuditRecord("refused", "anonymous", "anonymous", "POST /v1/tool_call", "unauthenticated", {"count": 40}),
         AuditRecord("refused", "beta", "beta", "call unit_convert", "rate_limited", {"count": 3}),
