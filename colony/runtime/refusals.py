@@ -5,13 +5,16 @@ a caller that is refused can repeat itself as fast as the network carries it: a 
 by definition a caller going faster than it may. Writing one audit entry per refusal
 would let any caller turn its refusals into database writes on the kernel's store, and
 into waits on the audit head every decision also locks. So refusals are counted in
-memory, per (who, on whose behalf, what, status, client address), and written at most once a second:
-one transaction holding one entry per key, with how many refusals it stands for and
-when the first and last were. The first refusal after a quiet second is written at once
-(a single refused CLI call is in the log before the command exits); what a burst adds
-is written by the next flush (the servers flush every second, every runtime on close).
-Distinct keys are bounded too: past ``max_keys`` (an attacker cycling source addresses
-or tool names) the rest are counted under one overflow key per status (who ``*``).
+memory, per (who, on whose behalf, what, status, client address), and written at most
+once a second: one transaction holding one entry per key, with how many refusals it
+stands for and when the first and last were. The first refusal after a quiet second is
+written at once (a single refused CLI call is in the log before the command exits);
+what a burst adds is written by the next flush (the servers flush every second, every
+runtime on close). Names a caller sent (the agent it claims to act for, a tool name)
+are cut to 256 characters and made NUL-free, so no refusal makes a record the log
+refuses. Distinct keys are bounded too: past ``max_keys`` (an attacker cycling source
+addresses or tool names) the rest are counted under one overflow key per status (who
+``*``).
 """
 
 from __future__ import annotations
@@ -27,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import anyio.to_thread
 
-from colony.errors import CapabilityDeniedError, IdentityError
+from colony.errors import CapabilityDeniedError, IdentityError, KernelInputError
 
 if TYPE_CHECKING:
     from colony.runtime.kernels import KernelProvider
@@ -78,7 +81,8 @@ class RefusalRecorder:
     ) -> None:
         """Count one refusal (no I/O: safe on any hot path)."""
         now = self.clock()
-        key: _Key = (who, on_behalf or who, what[:256], status, client)
+        who = _clean(who)
+        key: _Key = (who, _clean(on_behalf) if on_behalf else who, _clean(what), status, client and _clean(client))
         with self._lock:
             found = self._counts.get(key)
             if found is None and len(self._counts) >= self.max_keys:
@@ -89,7 +93,7 @@ class RefusalRecorder:
                 if found.clients is not None and len(found.clients) < 1000:
                     found.clients.add(f"{who}@{client}" if client else who)
             if found is None:
-                self._counts[key] = _Count(1, now, now, error[:_MAX_ERROR], client)
+                self._counts[key] = _Count(1, now, now, error[:_MAX_ERROR], key[4])
                 return
             found.count += 1
             found.last_at = now
@@ -125,6 +129,9 @@ class RefusalRecorder:
             self._last_flush = self.clock()
         try:
             return self.kernels.get().record_refusals([_record(key, count) for key, count in counts.items()])
+        except KernelInputError as error:  # cannot happen for cleaned keys; never let one record block the rest
+            logger.error("dropped %d refused call(s) the audit log would not take: %s", len(counts), error)
+            return 0
         except Exception as error:  # noqa: BLE001 - a refusal is answered even when it cannot be recorded
             logger.warning("could not record %d refused call(s) in the audit log: %s", len(counts), error)
             with self._lock:
@@ -151,6 +158,11 @@ class RefusalRecorder:
         while True:
             await anyio.sleep(self.interval_seconds)
             await self.flush_if_due()
+
+
+def _clean(value: str) -> str:
+    """A caller-supplied name as the log can store it: no NUL, at most 256 characters, never empty."""
+    return value.replace("\x00", "\\0")[:256].strip() or "?"
 
 
 def _record(key: _Key, count: _Count) -> Any:

@@ -238,3 +238,17 @@ async def test_stdio_mcp_records_its_decisions_and_an_identity_refusal(attack_re
         ("refused", "local-operator", "engineer-2", "forbidden"),
         ("reject", "local-operator", "engineer-1", "rejected"),
     ]
+
+
+def test_a_hostile_name_in_a_refused_call_cannot_jam_the_log(gateway: Gateway) -> None:
+    hostile = "ops\u0000" + "x" * 5000  # NUL (no database stores it) and far over any column
+    proposal = {"agent_id": hostile, "action_type": "patch_file", "target": "pkg.mod", "rationale": "r" * 30}
+    refused = gateway.mcp("agent-token", "colony_propose_action", {**proposal, "rollback_plan": "revert"})
+    assert "IdentityError" in refused.json()["result"]["content"][0]["text"]
+    convert = {"tool_name": "unit_convert", "tool_args": CONVERT}
+    assert gateway.call("agent-token", convert, **{"x-colony-agent": "y" * 5000}).status_code == 403
+    log = refusals(gateway.stopped_log(), "forbidden")
+    assert [(e.who, e.on_behalf[:5], len(e.on_behalf), e.what) for e in log] == [
+        ("engineer-1", "ops\\0", 256, "mcp colony_propose_action"),
+        ("engineer-1", "yyyyy", 256, "call unit_convert"),
+    ]
