@@ -18,8 +18,7 @@ import httpx
 import pytest
 from mcp import Client, StdioServerParameters
 
-from colony.kernel import ColonyKernel, KernelSettings
-from colony.kernel.audit import AuditEntry
+from colony.kernel import AuditEntry, ColonyKernel, KernelSettings
 from tests.colony.surfaces.seed001 import call
 from tests.security.conftest import CASE, TOKENS
 from tests.services import free_port

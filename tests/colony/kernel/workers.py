@@ -156,7 +156,7 @@ def claim_approved(url: str, approval_id: str, digest: str, start: float) -> str
 
 def propose_audited(url: str, worker: int, rounds: int) -> int:
     """Propose and record a refusal ``rounds`` times, as fast as possible; how many audit entries that wrote."""
-    from colony.kernel.audit import AuditRecord
+    from colony.kernel import AuditRecord
 
     kernel = ColonyKernel(KernelSettings(database_url=url, attestation_secret="shared-test-key"))
     try:
