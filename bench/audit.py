@@ -6,6 +6,10 @@ the commit before the audit log (``COLONY_BENCH_AUDIT_BASELINE``, extracted with
 archive`` into a temporary directory), alternating rounds so drift on a shared machine
 hits both sides alike. The figure is the difference of the governance costs (governed
 p50 - ungoverned p50), median of the rounds. Target: governance <= 1.5 ms per call.
+
+On a busy machine the two interpreters see different load, so a second figure is taken
+in one process, call by call: ``propose_action`` with its append, then with the append
+skipped (``AuditLog.append`` swapped for a no-op), alternating, so both see the same noise.
 """
 
 from __future__ import annotations
@@ -16,6 +20,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -50,7 +55,48 @@ def extract(ref: str, into: Path) -> Path:
     return into
 
 
+def interleaved(calls: int = 600) -> tuple[float, float]:
+    """p50 of propose_action with and without the audit append, alternating call by call (ms)."""
+    from unittest import mock
+
+    from bench.surfaces import ms
+    from colony.kernel import ColonyKernel, KernelSettings
+    from colony.kernel import kernel as kernel_module
+
+    plan = {
+        "agent_id": "bench-agent",
+        "action_type": "append_note",
+        "target": "tool:append_note",
+        "rationale": "Append the benchmark's line to the notes file for the record",
+        "rollback_plan": "Delete the appended line from notes.txt",
+        "evidence": '{"tests": ["tests/colony/surfaces/test_governance.py"]}',
+    }
+    with tempfile.TemporaryDirectory() as home:
+        kernel = ColonyKernel(KernelSettings(home=Path(home), budget_llm_calls=10**9, budget_runtime_seconds=10**9))
+        kernel.set_trust("bench-agent", 0.9)
+        with_log: list[float] = []
+        without: list[float] = []
+        skipped = mock.patch.object(kernel_module.AuditLog, "append", staticmethod(lambda *_: []))
+        for n in range(calls + 50):
+            for timings, patch in ((with_log, None), (without, skipped)):
+                start = time.perf_counter()
+                if patch is None:
+                    kernel.propose_action(plan)
+                else:
+                    with patch:
+                        kernel.propose_action(plan)
+                if n >= 50:  # warmed up
+                    timings.append(time.perf_counter() - start)
+        kernel.close()
+    return ms(with_log, 0.5), ms(without, 0.5)
+
+
 def main() -> None:
+    with_log, without = interleaved()
+    print(
+        f"propose_action p50, interleaved in one process: with the audit append {with_log:.3f} ms, "
+        f"without {without:.3f} ms: the append adds {with_log - without:+.3f} ms per decision"
+    )
     with tempfile.TemporaryDirectory() as directory:
         base = extract(BASELINE, Path(directory))
         now, before = [], []
