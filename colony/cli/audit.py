@@ -33,7 +33,9 @@ def _since(value: str) -> tuple[int, float | None]:
             f"{value!r} is neither a seq (e.g. 42) nor an ISO 8601 time (e.g. 2026-12-01T09:00:00Z)",
             expected="a seq or an ISO 8601 time",
         ) from None
-    return 1, (when if when.tzinfo is not None else when.replace(tzinfo=UTC)).timestamp()
+    # An ISO time has microseconds; an entry's time is a float rounded to them when shown. A
+    # microsecond of slack keeps `--since` an entry's own `at` including that entry.
+    return 1, (when if when.tzinfo is not None else when.replace(tzinfo=UTC)).timestamp() - 1e-6
 
 
 @audit_app.command("export")

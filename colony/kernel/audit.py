@@ -34,7 +34,7 @@ __all__ = ["AuditCheck", "AuditEntry", "AuditLog", "AuditRecord", "entry_hash"]
 
 _L, _H = tables.audit_log, tables.audit_head
 _FIELDS = ("seq", "at", "event", "who", "on_behalf", "what", "verdict", "detail")
-_BATCH = 1000
+BATCH = 1000
 
 
 @dataclass(frozen=True)
@@ -158,17 +158,20 @@ class AuditLog:
         return rows
 
     @staticmethod
-    def rows(connection: Connection, *, after_seq: int = 0, since_at: float | None = None) -> Iterator[dict[str, Any]]:
-        """Entries in seq order from ``after_seq + 1`` (and at or after ``since_at``), read in batches."""
-        while True:
-            query = select(_L).where(_L.c.seq > after_seq).order_by(_L.c.seq).limit(_BATCH)
-            if since_at is not None:
-                query = query.where(_L.c.at >= since_at)
-            batch = [dict(row._mapping) for row in connection.execute(query)]
+    def page(connection: Connection, after_seq: int, since_at: float | None = None) -> list[dict[str, Any]]:
+        """Up to ``BATCH`` entries in seq order after ``after_seq`` (and at or after ``since_at``)."""
+        query = select(_L).where(_L.c.seq > after_seq).order_by(_L.c.seq).limit(BATCH)
+        if since_at is not None:
+            query = query.where(_L.c.at >= since_at)
+        return [dict(row._mapping) for row in connection.execute(query)]
+
+    @classmethod
+    def rows(cls, connection: Connection) -> Iterator[dict[str, Any]]:
+        """Every entry in seq order, read a page at a time."""
+        after = 0
+        while batch := cls.page(connection, after):
             yield from batch
-            if len(batch) < _BATCH:
-                return
-            after_seq = batch[-1]["seq"]
+            after = batch[-1]["seq"]
 
     @staticmethod
     def head(connection: Connection) -> tuple[int, str]:

@@ -10,10 +10,11 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Iterator, Sequence
+from functools import partial
 from typing import Any
 
 from colony.errors import KernelInputError
-from colony.kernel.audit import AuditCheck, AuditEntry, AuditLog, AuditRecord, to_entry
+from colony.kernel.audit import BATCH, AuditCheck, AuditEntry, AuditLog, AuditRecord, to_entry
 from colony.kernel.checks import check_name, check_text
 from colony.kernel.gate import GateOutcome
 from colony.kernel.models import ProposeActionRequest
@@ -101,15 +102,9 @@ class AuditOperations:
             raise KernelInputError.for_field("since", f"{since_at!r} given", expected="a finite time")
         after = since_seq - 1
         while True:
-
-            def batch(connection: Any, after: int = after) -> list[dict[str, Any]]:
-                rows = AuditLog.rows(connection, after_seq=after, since_at=since_at)
-                return [row for _, row in zip(range(1000), rows, strict=False)]
-
-            rows = self.store.run(batch, write=False)
-            for row in rows:
-                yield to_entry(row)
-            if len(rows) < 1000:
+            rows = self.store.run(partial(AuditLog.page, after_seq=after, since_at=since_at), write=False)
+            yield from (to_entry(row) for row in rows)
+            if len(rows) < BATCH:
                 return
             after = rows[-1]["seq"]
 
