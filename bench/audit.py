@@ -9,7 +9,8 @@ p50 - ungoverned p50), median of the rounds. Target: governance <= 1.5 ms per ca
 
 On a busy machine the two interpreters see different load, so a second figure is taken
 in one process, call by call: ``propose_action`` with its append, then with the append
-skipped (``AuditLog.append`` swapped for a no-op), alternating, so both see the same noise.
+skipped (``AuditLog.append`` swapped for a no-op), alternating, so both see the same noise;
+on SQLite, and on PostgreSQL when ``COLONY_BENCH_DATABASE_URL`` names an empty database.
 """
 
 from __future__ import annotations
@@ -55,7 +56,7 @@ def extract(ref: str, into: Path) -> Path:
     return into
 
 
-def interleaved(calls: int = 600) -> tuple[float, float]:
+def interleaved(database_url: str | None = None, calls: int = 600) -> tuple[float, float]:
     """p50 of propose_action with and without the audit append, alternating call by call (ms)."""
     from unittest import mock
 
@@ -72,7 +73,10 @@ def interleaved(calls: int = 600) -> tuple[float, float]:
         "evidence": '{"tests": ["tests/colony/surfaces/test_governance.py"]}',
     }
     with tempfile.TemporaryDirectory() as home:
-        kernel = ColonyKernel(KernelSettings(home=Path(home), budget_llm_calls=10**9, budget_runtime_seconds=10**9))
+        settings = KernelSettings(
+            home=Path(home), database_url=database_url, budget_llm_calls=10**9, budget_runtime_seconds=10**9
+        )
+        kernel = ColonyKernel(settings)
         kernel.set_trust("bench-agent", 0.9)
         with_log: list[float] = []
         without: list[float] = []
@@ -92,11 +96,15 @@ def interleaved(calls: int = 600) -> tuple[float, float]:
 
 
 def main() -> None:
-    with_log, without = interleaved()
-    print(
-        f"propose_action p50, interleaved in one process: with the audit append {with_log:.3f} ms, "
-        f"without {without:.3f} ms: the append adds {with_log - without:+.3f} ms per decision"
-    )
+    for name, url in (("SQLite", None), ("PostgreSQL", os.environ.get("COLONY_BENCH_DATABASE_URL"))):
+        if name == "PostgreSQL" and not url:
+            print("PostgreSQL: set COLONY_BENCH_DATABASE_URL to an empty database to measure it too")
+            continue
+        with_log, without = interleaved(url)
+        print(
+            f"{name} propose_action p50, interleaved in one process: with the audit append {with_log:.3f} ms, "
+            f"without {without:.3f} ms: the append adds {with_log - without:+.3f} ms per decision"
+        )
     with tempfile.TemporaryDirectory() as directory:
         base = extract(BASELINE, Path(directory))
         now, before = [], []
