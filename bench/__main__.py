@@ -13,6 +13,7 @@ MODULES = [
     "orchestration",
     "surfaces",
     "governance",
+    "audit",
     "sandbox",
     "hpc",
 ]

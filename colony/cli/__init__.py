@@ -6,6 +6,7 @@ import typer
 from rich.console import Console
 
 from colony.cli.approvals import approvals_app
+from colony.cli.audit import audit_app
 from colony.cli.blocks import blocks_app
 from colony.cli.deploy import deploy
 from colony.cli.hpc import hpc_app
@@ -40,6 +41,7 @@ app.add_typer(tools_app, name="tools")
 app.add_typer(hpc_app, name="hpc")
 app.add_typer(kernel_app, name="kernel")
 app.add_typer(approvals_app, name="approvals")
+app.add_typer(audit_app, name="audit")
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(blocks_app, name="blocks")
 app.command("up")(up)

@@ -113,7 +113,9 @@ def approve(
     from colony.runtime import LOCAL_OPERATOR
 
     try:
-        approval = _kernel(as_json).approve(approval_id, reviewer or LOCAL_OPERATOR.agent_id, note)
+        approval = _kernel(as_json).approve(
+            approval_id, reviewer or LOCAL_OPERATOR.agent_id, note, by=LOCAL_OPERATOR.agent_id
+        )
     except ColonyError as error:
         raise _fail(error, as_json) from None
     _emit(approval, as_json)
@@ -133,6 +135,9 @@ def reject(
     from colony.runtime import LOCAL_OPERATOR
 
     try:
-        _emit(_kernel(as_json).reject(approval_id, reviewer or LOCAL_OPERATOR.agent_id, note), as_json)
+        rejected = _kernel(as_json).reject(
+            approval_id, reviewer or LOCAL_OPERATOR.agent_id, note, by=LOCAL_OPERATOR.agent_id
+        )
+        _emit(rejected, as_json)
     except ColonyError as error:
         raise _fail(error, as_json) from None

@@ -152,6 +152,12 @@ def propose(proposal_file: FileArgument, as_json: JsonFlag = False) -> None:
         raise _fail(f"{proposal_file} is not valid JSON: {error}", as_json) from None
     if not isinstance(document, dict):
         raise _fail(f"{proposal_file} must hold a JSON object", as_json)
+    if "acted_by" in document:
+        raise _fail(f"{proposal_file}: acted_by is not a proposal's field: the CLI acts as the local operator", as_json)
+    from colony.runtime import LOCAL_OPERATOR
+
+    if document.get("agent_id") != LOCAL_OPERATOR.agent_id:  # the audit log names who ran the command
+        document["acted_by"] = LOCAL_OPERATOR.agent_id
     try:
         _show(_kernel(as_json).propose_action(document), as_json)
     except ColonyError as error:

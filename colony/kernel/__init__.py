@@ -5,6 +5,7 @@ Public names are pinned by ``tests/colony/kernel/test_exports.py``.
 
 from colony.kernel.actions import ActionKind
 from colony.kernel.approvals import arguments_digest
+from colony.kernel.audit import AuditCheck, AuditEntry, AuditRecord
 from colony.kernel.kernel import ColonyKernel
 from colony.kernel.models import (
     AgentProfile,
@@ -42,6 +43,9 @@ __all__ = [
     "ApprovalFinding",
     "ApprovalState",
     "AttestationMode",
+    "AuditCheck",
+    "AuditEntry",
+    "AuditRecord",
     "ColonyKernel",
     "ColonySignal",
     "ColonyStatus",

@@ -20,10 +20,13 @@ from __future__ import annotations
 import hashlib
 import json
 import uuid
+from collections.abc import Sequence
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, insert, literal_column, select, update
 
+from colony.kernel.audit import AuditLog
+from colony.kernel.auditing import SYSTEM, approval_record
 from colony.kernel.consequences import ConsequenceMemory
 from colony.kernel.gate import GateOutcome
 from colony.kernel.models import (
@@ -187,13 +190,22 @@ class Approvals:
         rows = _CLAIM.all(connection, values)
         return rows[0] if rows else None
 
-    def expire_due(self, connection: Connection, now: float) -> int:
-        """Expire every pending request past its expiry, recording each refusal; how many expired."""
+    def expire_due(self, connection: Connection, now: float) -> Sequence[dict[str, Any]]:
+        """Expire every pending request past its expiry, recording each refusal; the expired rows.
+
+        The caller appends their audit entries (:meth:`audit_expired`) last in its transaction.
+        """
         lapsed = _EXPIRE.all(connection, {"now": now})
         # Agents are locked in one order (by id) so concurrent sweeps never cross.
-        for row in sorted(lapsed, key=lambda row: (row["agent_id"], row["expires_at"], row["approval_id"])):
+        lapsed.sort(key=lambda row: (row["agent_id"], row["expires_at"], row["approval_id"]))
+        for row in lapsed:
             self.record_refusal(connection, row, now)
-        return len(lapsed)
+        return lapsed
+
+    @staticmethod
+    def audit_expired(connection: Connection, rows: Sequence[dict[str, Any]], now: float, who: str = SYSTEM) -> None:
+        """Append an ``expire`` entry for each expired request (locks the audit head: call it last)."""
+        AuditLog.append(connection, [approval_record("expire", row, who, note=row["note"]) for row in rows], now)
 
     def record_refusal(self, connection: Connection, row: dict[str, Any], now: float) -> None:
         """A rejected or expired request's consequence: trust, counters, history and a FAILURE trace."""

@@ -16,6 +16,8 @@ from sqlalchemy import Connection, select, update
 from colony.errors import ApprovalError, KernelInputError, UnknownApprovalError
 from colony.kernel.approvals import Approvals, to_approval
 from colony.kernel.attestation import Attestor, Claims
+from colony.kernel.audit import AuditLog
+from colony.kernel.auditing import approval_record
 from colony.kernel.checks import check_name, check_text
 from colony.kernel.ledger import ResourceLedger
 from colony.kernel.models import Approval, ApprovalClaim, ApprovalState, AttestationMode
@@ -39,8 +41,10 @@ class ApprovalOperations:
     attestor: Attestor
     approvals: Approvals
 
-    def approve(self, approval_id: str, reviewer: str, note: str = "") -> Approval:
+    def approve(self, approval_id: str, reviewer: str, note: str = "", *, by: str | None = None) -> Approval:
         """Approve a pending request: reserve its budget and issue its proposal's one-time authorization.
+
+        ``by`` is the principal that decided, as the audit log names it (default: ``reviewer``).
 
         Raises:
             UnknownApprovalError: No request has that id.
@@ -48,6 +52,7 @@ class ApprovalOperations:
                 budget cannot carry it now (it stays pending).
         """
         approval_id, reviewer, note = self._decision_input(approval_id, reviewer, note)
+        who = reviewer if by is None else check_name(by, "by", 256)
         now = self.clock()
 
         def work(connection: Connection) -> Approval | ApprovalError:
@@ -69,18 +74,22 @@ class ApprovalOperations:
                     approval_id=approval_id,
                     state=ApprovalState.PENDING.value,
                 )
+            AuditLog.append(connection, [approval_record("approve", row, who, reviewer=reviewer, note=note)], now)
             return to_approval(row)
 
         return self._raise_or_return(self.store.run(work))
 
-    def reject(self, approval_id: str, reviewer: str, note: str = "") -> Approval:
+    def reject(self, approval_id: str, reviewer: str, note: str = "", *, by: str | None = None) -> Approval:
         """Reject a pending request and record the refusal (trust, counters, history, a FAILURE trace).
+
+        ``by`` is the principal that decided, as the audit log names it (default: ``reviewer``).
 
         Raises:
             UnknownApprovalError: No request has that id.
             ApprovalError: It was already decided, or it expired (it is recorded as expired).
         """
         approval_id, reviewer, note = self._decision_input(approval_id, reviewer, note)
+        who = reviewer if by is None else check_name(by, "by", 256)
         now = self.clock()
 
         def work(connection: Connection) -> Approval | ApprovalError:
@@ -88,6 +97,7 @@ class ApprovalOperations:
             if row is None:
                 return self._undecidable(connection, approval_id, now)
             self.approvals.record_refusal(connection, row, now)
+            AuditLog.append(connection, [approval_record("reject", row, who, reviewer=reviewer, note=note)], now)
             return to_approval(row)
 
         return self._raise_or_return(self.store.run(work))
@@ -107,6 +117,7 @@ class ApprovalOperations:
             if row is None:
                 return self._undecidable(connection, approval_id, now)
             self.approvals.record_refusal(connection, row, now)
+            self.approvals.audit_expired(connection, [row], now)
             return to_approval(row)
 
         return self._raise_or_return(self.store.run(work))
@@ -150,6 +161,7 @@ class ApprovalOperations:
                     proposal.token_nonce,
                 )
                 token = self.attestor.sign(claims)
+            AuditLog.append(connection, [approval_record("claim", row, agent_id)], now)
             return ApprovalClaim(approval=to_approval(row), authorization=token)
 
         return self._raise_or_return(self.store.run(work))
@@ -179,7 +191,7 @@ class ApprovalOperations:
 
         found = self.store.run(read, write=False)
         if any(a.state is ApprovalState.PENDING and a.expires_at <= now for a in found):
-            self.store.run(lambda connection: self.approvals.expire_due(connection, now))
+            self.store.run(lambda connection: self._expire_due(connection, now))
             found = self.store.run(read, write=False)
         return found
 
@@ -228,8 +240,11 @@ class ApprovalOperations:
             raise result
         return result
 
+    def _expire_due(self, connection: Connection, now: float) -> None:
+        self.approvals.audit_expired(connection, self.approvals.expire_due(connection, now), now)
+
     def _expired_then_get(self, connection: Connection, approval_id: str, now: float) -> dict[str, Any]:
-        self.approvals.expire_due(connection, now)
+        self._expire_due(connection, now)
         row = self.approvals.get(connection, approval_id)
         assert row is not None
         return row
@@ -240,7 +255,7 @@ class ApprovalOperations:
         if row is None:
             return UnknownApprovalError(approval_id)
         if row["state"] == ApprovalState.PENDING.value:
-            self.approvals.expire_due(connection, now)
+            self._expire_due(connection, now)
             return ApprovalError(
                 f"approval {approval_id} expired at {row['expires_at']:.0f}: it can no longer be decided "
                 "(its refusal is recorded)",

@@ -20,6 +20,8 @@ from colony.kernel.actions import ActionKind, resolve_kind
 from colony.kernel.approvals import Approvals
 from colony.kernel.approving import ApprovalOperations
 from colony.kernel.attestation import Attestor, Claims, load_secret
+from colony.kernel.audit import AuditLog
+from colony.kernel.auditing import AuditOperations, gate_record
 from colony.kernel.checks import check_name
 from colony.kernel.consequences import ConsequenceMemory
 from colony.kernel.falsification import FalsificationWorker
@@ -97,7 +99,7 @@ def _decay_rate(value: Any) -> DecayRate:
         ) from None
 
 
-class ColonyKernel(ApprovalOperations):
+class ColonyKernel(ApprovalOperations, AuditOperations):
     """The Colony kernel: gate, falsification, ledger, pheromones, roles, consequences, pruning."""
 
     def __init__(self, settings: KernelSettings | None = None, *, clock: Callable[[], float] = time.time) -> None:
@@ -235,6 +237,11 @@ class ColonyKernel(ApprovalOperations):
                     self.pheromones.deposit(connection, deposit, now=now, tick=reading.tick)
                 if outcome.decision is Decision.HOLD:
                     approval = self.approvals.open(connection, proposal_id, request, outcome, report, estimate, now)
+            # The head of the audit log is locked last of all, after the budget row, and held until the commit.
+            record = gate_record(
+                request, outcome, proposal_id, inputs.budget_approved, approval.approval_id if approval else None
+            )
+            AuditLog.append(connection, [record], now)
             return GateVerdict(
                 decision=outcome.decision,
                 gate_score=outcome.gate_score,
@@ -507,10 +514,11 @@ class ColonyKernel(ApprovalOperations):
             if key is not None and not TickKeys.claim(connection, key, now):
                 return self.reporter.snapshot(connection, now)
             self.reservations.expire_due(connection, now)
-            self.approvals.expire_due(connection, now)
+            expired = self.approvals.expire_due(connection, now)
             tick = self.pheromones.evaporate(connection)
             if key is not None:
                 TickKeys.applied(connection, key, tick)
+            self.approvals.audit_expired(connection, expired, now)  # the audit head last
             return self.reporter.snapshot(connection, now)
 
         return self.store.run(work)

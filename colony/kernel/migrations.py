@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Column, Connection, Table, text
+from sqlalchemy import Column, Connection, Table, insert, select, text
 
-from colony.kernel.schema import tables
+from colony.kernel.schema import AUDIT_GENESIS, tables
 
 __all__ = ["migrate"]
 
@@ -62,7 +62,13 @@ def _to_3(connection: Connection) -> None:
     """Approval requests: a new table, made by ``create_all``; nothing older to fill in."""
 
 
-_STEPS = {1: _to_2, 2: _to_3}
+def _to_4(connection: Connection) -> None:
+    """The audit log: new tables, made by ``create_all``; its head starts empty, at the genesis hash."""
+    if connection.execute(select(tables.audit_head.c.id)).first() is None:
+        connection.execute(insert(tables.audit_head).values(id=1, seq=0, hash=AUDIT_GENESIS))
+
+
+_STEPS = {1: _to_2, 2: _to_3, 3: _to_4}
 
 
 def migrate(connection: Connection, found: int, target: int) -> None:

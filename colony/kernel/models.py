@@ -234,6 +234,13 @@ class ProposeActionRequest(_Request):
         description="Extension: a person must approve even an EXECUTE (an agent spec's `tool_approval: required`); "
         "it can only turn EXECUTE into HOLD.",
     )
+    acted_by: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=MAX_ID,
+        description="Extension: the operator who acted for agent_id, as the audit log names it; set by the call "
+        "pipeline from the authenticated principal, never taken from a caller.",
+    )
 
     _evidence: dict[str, Any] = PrivateAttr(default_factory=dict)
 

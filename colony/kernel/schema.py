@@ -8,9 +8,10 @@ from __future__ import annotations
 
 from sqlalchemy import Boolean, Column, Float, Index, Integer, MetaData, String, Table, Text, text
 
-__all__ = ["SCHEMA_VERSION", "metadata", "tables"]
+__all__ = ["AUDIT_GENESIS", "SCHEMA_VERSION", "metadata", "tables"]
 
-SCHEMA_VERSION = 3
+SCHEMA_VERSION = 4
+AUDIT_GENESIS = "0" * 64  # the prev_hash of the audit log's first entry
 metadata = MetaData()
 
 schema_version = Table("colony_schema_version", metadata, Column("version", Integer, primary_key=True))
@@ -161,6 +162,32 @@ approvals = Table(
     Index("ix_colony_approvals_pending", "expires_at", sqlite_where=PENDING, postgresql_where=PENDING),
 )
 
+audit_log = Table(
+    "colony_audit_log",
+    metadata,
+    Column("seq", Integer, primary_key=True, autoincrement=False),  # 1, 2, 3, ... with no gaps
+    Column("at", Float, nullable=False, index=True),
+    Column("event", String(16), nullable=False),  # propose | approve | reject | claim | expire | refused
+    Column("who", String(256), nullable=False),  # the principal's agent id ("anonymous" before authentication)
+    Column("on_behalf", String(256), nullable=False),  # the agent the decision is about
+    Column("what", String(1024), nullable=False),
+    Column("verdict", String(32), nullable=False),
+    Column("detail", Text, nullable=False),  # JSON object, hashed as stored
+    Column("prev_hash", String(64), nullable=False),
+    Column("hash", String(64), nullable=False),
+    sqlite_with_rowid=False,
+)
+
+# One row: the last entry's seq and hash. Every append locks it last (after the budget row), so the
+# chain stays linear under concurrent writers, and a truncated tail is seen against it.
+audit_head = Table(
+    "colony_audit_head",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("seq", Integer, nullable=False),
+    Column("hash", String(64), nullable=False),
+)
+
 
 class _Tables:
     """Named access to the schema's tables."""
@@ -175,6 +202,8 @@ class _Tables:
     consequences = consequences
     ticks = ticks
     approvals = approvals
+    audit_log = audit_log
+    audit_head = audit_head
 
 
 tables = _Tables()

@@ -25,7 +25,7 @@ from sqlalchemy.sql.elements import ClauseElement
 
 from colony.errors import KernelStoreError
 from colony.kernel.migrations import migrate
-from colony.kernel.schema import SCHEMA_VERSION, metadata, tables
+from colony.kernel.schema import AUDIT_GENESIS, SCHEMA_VERSION, metadata, tables
 
 __all__ = ["SCHEMA_VERSION", "Prepared", "Store", "tables"]
 
@@ -191,6 +191,7 @@ class Store:
                 connection.execute(
                     insert(tables.kernel_state).values(id=1, tick_count=0, trace_count=0, pruning_candidates=0)
                 )
+                connection.execute(insert(tables.audit_head).values(id=1, seq=0, hash=AUDIT_GENESIS))
             elif found > SCHEMA_VERSION:
                 raise KernelStoreError(
                     f"the kernel database has schema version {found}, newer than this Colony ({SCHEMA_VERSION})"

@@ -275,6 +275,7 @@ class Governor:
             budget_estimate=_estimate(tool, request),
             tool=tool.name,
             require_approval=request.approval_required,
+            acted_by=acting.acted_by,
         )
 
     async def _execute(

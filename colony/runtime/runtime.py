@@ -26,6 +26,7 @@ from colony.runtime.governor import GovernanceEvents, Governor, HoldStrategy, Pr
 from colony.runtime.kernels import KernelProvider
 from colony.runtime.pool import ToolPool
 from colony.runtime.principal import Principal
+from colony.runtime.refusals import RefusalRecorder
 from colony.runtime.workers import WorkerProcesses
 from colony.secrets import resolve_secret
 
@@ -60,6 +61,7 @@ class Runtime:
         self.executor = executor or InProcessExecutor(self.pool, timeout_seconds=timeout_seconds, workers=workers)
         self.governor = Governor(self.kernels, self.executor, on_hold=on_hold, events=events, propose=propose)
         self.max_argument_bytes = max_argument_bytes
+        self.refusals = RefusalRecorder(self.kernels)
         self.catalog.on_change(self._retire_removed)
 
     async def call(self, request: CallRequest, principal: Principal, *, verify: Verifier | None = None) -> CallOutcome:
@@ -68,8 +70,14 @@ class Runtime:
         Returns:
             The outcome: EXECUTED with the result, or for a governed call REFUSED / HELD /
             REJECTED / TIMED_OUT / FAILED with the verdict and the record. Errors before the
-            gate (bad input, unknown tool, missing capability or secret) are raised.
+            gate (bad input, unknown tool, missing capability or secret) are raised; a
+            permission or identity refusal (403) is first counted for the audit log.
         """
+        what = request.tool if request.action is None else f"{request.tool}.{request.action}"
+        async with self.refusals.forbidden(principal.agent_id, request.agent_id, f"call {what}"):
+            return await self._call(request, principal, verify)
+
+    async def _call(self, request: CallRequest, principal: Principal, verify: Verifier | None) -> CallOutcome:
         arguments = check_arguments(request.arguments, self.max_argument_bytes)
         tool = self.catalog.resolve(request.tool)
         action = tool.action(request.action)
@@ -135,7 +143,10 @@ class Runtime:
         try:
             await self.pool.shutdown()
         finally:
-            self.kernels.close()
+            try:
+                await anyio.to_thread.run_sync(self.refusals.flush)  # what the last second refused
+            finally:
+                self.kernels.close()
 
 
 def check_arguments(arguments: Any, max_bytes: int) -> dict[str, Any]:

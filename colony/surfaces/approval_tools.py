@@ -136,7 +136,8 @@ def _decide(kernel: Any, arguments: dict[str, Any], principal: Principal) -> dic
     approval_id = arguments["approval_id"]
     authorize_approval_decision(principal, kernel.get_approval(approval_id).agent_id)
     decide = kernel.approve if arguments["approve"] else kernel.reject
-    decided = decide(approval_id, arguments.get("reviewer") or principal.agent_id, arguments.get("note", ""))
+    reviewer = arguments.get("reviewer") or principal.agent_id
+    decided = decide(approval_id, reviewer, arguments.get("note", ""), by=principal.agent_id)
     return {"approval": decided.model_dump(mode="json")}
 
 

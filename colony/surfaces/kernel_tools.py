@@ -93,8 +93,10 @@ def call_kernel_tool(kernels: KernelProvider, name: str, arguments: Mapping[str,
     """
     tool = kernel_tools()[name]
     try:
-        authorize_kernel_call(principal, name, arguments)
+        acted_by = authorize_kernel_call(principal, name, arguments)
         tool.check(arguments)
+        if name == "colony_propose_action":  # who acted comes from authentication, never from the arguments
+            arguments = {**arguments, "acted_by": acted_by}
         return _HANDLERS[name](kernels.get(), dict(arguments))
     except ColonyError:
         raise

@@ -74,17 +74,19 @@ def build_mcp_server(
         arguments = dict(params.arguments or {})
         if params.name in kernel_tools():
             try:
-                answer = await anyio.to_thread.run_sync(
-                    call_kernel_tool, runtime.kernels, params.name, arguments, principal
-                )
+                async with runtime.refusals.forbidden(principal.agent_id, _agent(arguments), f"mcp {params.name}"):
+                    answer = await anyio.to_thread.run_sync(
+                        call_kernel_tool, runtime.kernels, params.name, arguments, principal
+                    )
             except ColonyError as error:
                 return kernel_error_result(error)
             return value_result(answer)
         if params.name in approval_tools():
             try:
-                answer = await anyio.to_thread.run_sync(
-                    call_approval_tool, runtime.kernels, params.name, arguments, principal
-                )
+                async with runtime.refusals.forbidden(principal.agent_id, _agent(arguments), f"mcp {params.name}"):
+                    answer = await anyio.to_thread.run_sync(
+                        call_approval_tool, runtime.kernels, params.name, arguments, principal
+                    )
             except ColonyError as error:
                 return error_result(error)
             return value_result(answer)
@@ -118,8 +120,15 @@ async def run_stdio(server: Server[Any], runtime: Runtime, notifier: ToolListNot
     options = server.create_initialization_options(NotificationOptions(tools_changed=True))
     async with stdio_server() as (read_stream, write_stream), anyio.create_task_group() as group:
         group.start_soon(runtime.watch_catalog, notifier.tools_changed)
+        group.start_soon(runtime.refusals.run)  # refused calls reach the audit log within a second
         await server.run(read_stream, write_stream, options)
         group.cancel_scope.cancel()
+
+
+def _agent(arguments: dict[str, Any]) -> str | None:
+    """The agent a kernel operation names (for the audit log's "on behalf of")."""
+    agent = arguments.get("agent_id")
+    return agent if isinstance(agent, str) and agent.strip() else None
 
 
 def _header(ctx: ServerRequestContext[Any], name: str) -> str | None:

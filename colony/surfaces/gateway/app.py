@@ -32,6 +32,7 @@ from colony.surfaces.gateway.mcp_methods import StatelessMcpMethods
 from colony.surfaces.gateway.mesh import merge
 from colony.surfaces.gateway.models import ToolCallRequest, ToolCallResponse
 from colony.surfaces.gateway.origins import OriginPolicy, TransportGuardMiddleware
+from colony.surfaces.gateway.refused import CountUnauthenticated, admitted
 from colony.surfaces.gateway.routing import Router
 from colony.surfaces.gateway.settings import GatewaySettings
 from colony.surfaces.gateway.throttle import McpCallLimits
@@ -91,6 +92,7 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
         try:
             async with manager.run(), anyio.create_task_group() as group:
                 group.start_soon(runtime.watch_catalog)  # a removed tool's instance is shut down promptly
+                group.start_soon(runtime.refusals.run)  # refused calls reach the audit log within a second
                 yield
                 group.cancel_scope.cancel()
         finally:
@@ -103,7 +105,7 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
         principal = authenticator.authenticate(headers.get("authorization"))
         body = _parse_tool_call(raw)
         agent = (headers.get(AGENT_HEADER) or "").strip() or None
-        async with limiter.acquire(principal.agent_id, body.tool_name):
+        async with admitted(limiter, runtime.refusals, principal, body.tool_name, agent):
             routed = await router.call(body, principal, agent)
         if routed.held and routed.approval is not None:
             links = approval_links(routed.approval["approval_id"])
@@ -128,11 +130,12 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
     app.add_middleware(
         HotPath, method="POST", path="/v1/tool_call", answer=tool_call, on_error=lambda r, e: handle_error(r, e)
     )
+    app.add_middleware(CountUnauthenticated, refusals=runtime.refusals)
     app.add_middleware(
         BodyGuardMiddleware, max_bytes=settings.max_body_bytes, timeout_seconds=settings.body_timeout_seconds
     )
     app.add_middleware(TransportGuardMiddleware, policy=OriginPolicy.for_gateway(settings))
-    mcp_calls = McpCallLimits(StreamableHTTPASGIApp(manager), limiter)
+    mcp_calls = McpCallLimits(StreamableHTTPASGIApp(manager), limiter, runtime.refusals)
     mcp_endpoint = StatelessMcpMethods(McpAuthEndpoint(authenticator, mcp_calls, challenge))
     app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"]))
     if settings.uses_jwt and settings.jwt_audience:

@@ -58,7 +58,8 @@ def approval_routes(runtime: Runtime, authenticator: Authenticator) -> APIRouter
 
     async def read(approval_id: str, principal: Principal) -> Any:
         approval = await anyio.to_thread.run_sync(kernel().get_approval, approval_id)
-        visible_approvals(principal, approval.agent_id)  # an agent reads only its own
+        async with runtime.refusals.forbidden(principal.agent_id, approval.agent_id, f"read approval {approval_id}"):
+            visible_approvals(principal, approval.agent_id)  # an agent reads only its own
         return approval
 
     def shown(approval: Any) -> dict[str, Any]:
@@ -71,7 +72,9 @@ def approval_routes(runtime: Runtime, authenticator: Authenticator) -> APIRouter
         agent_id: Annotated[str | None, Query(max_length=256, description="Only this agent's (operators).")] = None,
     ) -> dict[str, Any]:
         """Approval requests, newest first: all of them for an operator, the caller's own for an agent."""
-        agent = visible_approvals(caller(request), agent_id)
+        principal = caller(request)
+        async with runtime.refusals.forbidden(principal.agent_id, agent_id, "list approvals"):
+            agent = visible_approvals(principal, agent_id)
         found = await anyio.to_thread.run_sync(lambda: kernel().list_approvals(state=state, agent_id=agent))
         return {"ok": True, "approvals": [shown(approval) for approval in found]}
 
@@ -96,10 +99,14 @@ def approval_routes(runtime: Runtime, authenticator: Authenticator) -> APIRouter
     async def decide(request: Request, approval_id: str, body: DecisionRequest, approve: bool) -> dict[str, Any]:
         principal = caller(request)
         asked = await anyio.to_thread.run_sync(kernel().get_approval, approval_id)
-        authorize_approval_decision(principal, asked.agent_id)
+        verb = "approve" if approve else "reject"
+        async with runtime.refusals.forbidden(principal.agent_id, asked.agent_id, f"{verb} approval {approval_id}"):
+            authorize_approval_decision(principal, asked.agent_id)
         reviewer = body.reviewer or principal.agent_id
         decide_on = kernel().approve if approve else kernel().reject
-        decided = await anyio.to_thread.run_sync(decide_on, approval_id, reviewer, body.note)
+        decided = await anyio.to_thread.run_sync(
+            lambda: decide_on(approval_id, reviewer, body.note, by=principal.agent_id)
+        )
         return {"ok": True, "approval": shown(decided)}
 
     @router.post("/{approval_id}/approve")

@@ -58,13 +58,14 @@ class Router:
         if target.kind == "local" or (target.kind == "auto" and local):
             return await self._local(request, principal, agent)
         token = f"tool:{request.tool_name}"
-        if not principal.allows(token):
-            raise CapabilityDeniedError(
-                f"routing {request.tool_name} to another node requires the capability token {token}, "
-                f"which principal {principal.agent_id!r} does not hold",
-                missing=[token],
-            )
-        principal.acting_for(agent)  # a caller names no agent but its own, here or at a peer
+        async with self.runtime.refusals.forbidden(principal.agent_id, agent, f"route {request.tool_name}"):
+            if not principal.allows(token):
+                raise CapabilityDeniedError(
+                    f"routing {request.tool_name} to another node requires the capability token {token}, "
+                    f"which principal {principal.agent_id!r} does not hold",
+                    missing=[token],
+                )
+            principal.acting_for(agent)  # a caller names no agent but its own, here or at a peer
         caller = agent or principal.agent_id
         if target.kind == "remote":
             if target.url is None:

@@ -19,7 +19,9 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from colony.errors import RateLimitedError
 from colony.runtime.principal import Principal
 from colony.runtime.rate_limits import RateLimiter
+from colony.runtime.refusals import RefusalRecorder
 from colony.surfaces.error_mapping import http_headers, http_status, mcp_error
+from colony.surfaces.gateway.refused import admitted
 from colony.surfaces.gateway.replies import send_json
 from colony.surfaces.mcp_server import PRINCIPAL_STATE
 
@@ -29,9 +31,10 @@ __all__ = ["McpCallLimits"]
 class McpCallLimits:
     """Hold each /mcp ``tools/call`` to its caller's rate and concurrency limits for that tool."""
 
-    def __init__(self, app: ASGIApp, limiter: RateLimiter) -> None:
+    def __init__(self, app: ASGIApp, limiter: RateLimiter, refusals: RefusalRecorder) -> None:
         self.app = app
         self.limiter = limiter
+        self.refusals = refusals
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         principal = scope.get("state", {}).get(PRINCIPAL_STATE)
@@ -49,13 +52,13 @@ class McpCallLimits:
             await self.app(scope, replayed, send)
             return
         tool, request_id = call
-        admitted = False
+        entered = False
         try:
-            async with self.limiter.acquire(principal.agent_id, tool):
-                admitted = True
+            async with admitted(self.limiter, self.refusals, principal, tool):
+                entered = True
                 await self.app(scope, replayed, send)
         except RateLimitedError as error:
-            if admitted:
+            if entered:
                 raise
             data = mcp_error(error).model_dump(mode="json", exclude_none=True)
             body = {"jsonrpc": "2.0", "id": request_id, "error": data}

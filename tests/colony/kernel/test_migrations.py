@@ -88,7 +88,38 @@ def test_a_version_2_database_gains_the_approvals_table(database_url: str) -> No
     kernel.close()
     again = ColonyKernel(KernelSettings(database_url=database_url), clock=FakeClock(NOW))
     version = again.store.run(lambda c: c.execute(text("SELECT version FROM colony_schema_version")).scalar())
-    assert version == SCHEMA_VERSION == 3
+    assert version == SCHEMA_VERSION
     assert again.list_approvals() == []
+    assert again.find_profile("engineer-1") is not None  # nothing else touched
+    again.close()
+
+
+def test_a_version_3_database_gains_an_empty_audit_log_that_verifies(database_url: str) -> None:
+    kernel = ColonyKernel(KernelSettings(database_url=database_url), clock=FakeClock(NOW))
+    kernel.set_trust("engineer-1", 0.6)
+
+    def downgrade(connection):  # type: ignore[no-untyped-def]
+        connection.execute(text("DROP TABLE colony_audit_log"))
+        connection.execute(text("DROP TABLE colony_audit_head"))
+        connection.execute(text("UPDATE colony_schema_version SET version = 3"))
+
+    kernel.store.run(downgrade)
+    kernel.close()
+    again = ColonyKernel(KernelSettings(database_url=database_url), clock=FakeClock(NOW))
+    version = again.store.run(lambda c: c.execute(text("SELECT version FROM colony_schema_version")).scalar())
+    assert version == SCHEMA_VERSION == 4
+    check = again.verify_audit()
+    assert (check.ok, check.count, check.head_seq) == (True, 0, 0)
+    again.propose_action(
+        {
+            "agent_id": "engineer-1",
+            "action_type": "patch_file",
+            "target": "pkg.mod",
+            "rationale": "Fix the off-by-one in the pager",
+            "rollback_plan": "git revert",
+        }
+    )
+    check = again.verify_audit()
+    assert (check.ok, check.count, check.head_seq) == (True, 1, 1)
     assert again.find_profile("engineer-1") is not None  # nothing else touched
     again.close()

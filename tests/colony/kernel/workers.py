@@ -152,3 +152,27 @@ def claim_approved(url: str, approval_id: str, digest: str, start: float) -> str
         return f"error:{error.state}"
     finally:
         kernel.close()
+
+
+def propose_audited(url: str, worker: int, rounds: int) -> int:
+    """Propose and record a refusal ``rounds`` times, as fast as possible; how many audit entries that wrote."""
+    from colony.kernel import AuditRecord
+
+    kernel = ColonyKernel(KernelSettings(database_url=url, attestation_secret="shared-test-key"))
+    try:
+        for round_ in range(rounds):
+            kernel.propose_action(
+                {
+                    "agent_id": "ant-a",
+                    "action_type": "patch_file",
+                    "target": f"pkg.module{round_ % 3}",
+                    "rationale": "Fix the parser regression found by the nightly test run",
+                    "rollback_plan": "git revert the commit",
+                    "evidence": '{"tests": ["tests/test_parser.py"]}',
+                }
+            )
+            refusal = AuditRecord("refused", f"w{worker}", f"w{worker}", "call t", "forbidden", {"worker": worker})
+            kernel.record_refusals([refusal])
+    finally:
+        kernel.close()
+    return rounds * 2

@@ -1,0 +1,232 @@
+"""The audit log: one hash-chained entry per decision, in the decision's transaction, on SQLite and PostgreSQL.
+
+Tampering is done as an attacker with the database would do it: plain SQL on the tables.
+"""
+
+from __future__ import annotations
+
+import itertools
+import multiprocessing
+
+import pytest
+from sqlalchemy import text
+
+from colony.errors import ApprovalError, KernelInputError
+from colony.kernel import ColonyKernel, Decision, KernelSettings
+from colony.kernel.audit import AuditRecord, entry_hash
+from tests.colony.kernel.conftest import FakeClock, good_plan
+from tests.colony.kernel.workers import propose_audited
+
+ESTIMATE = {"llm_calls": 1.0, "runtime_seconds": 1.0}
+
+
+def entries(kernel: ColonyKernel) -> list[tuple[str, str, str, str]]:
+    return [(e.event, e.who, e.on_behalf, e.verdict) for e in kernel.audit_entries()]
+
+
+def mixed_log(kernel: ColonyKernel) -> None:
+    """Every kind of decision: EXECUTE, REFUSE, HOLD -> approve -> claim, HOLD -> reject, HOLD -> expiry."""
+    kernel.set_trust("engineer-1", 0.6)
+    assert kernel.propose_action(good_plan(budget_estimate=ESTIMATE)).decision is Decision.EXECUTE
+    assert kernel.propose_action(good_plan(agent_id="newcomer")).decision is Decision.REFUSE
+    held = [kernel.propose_action(good_plan(require_approval=True, acted_by="ops")) for _ in range(3)]
+    assert all(verdict.decision is Decision.HOLD for verdict in held)
+    approved, rejected, lapsed = (verdict.approval_id for verdict in held)
+    assert approved and rejected and lapsed
+    kernel.approve(approved, "ops@example.org", "fine", by="ops")
+    digest = kernel.get_approval(approved).arguments_digest
+    kernel.claim_approval(
+        approved, agent_id="engineer-1", tool="pkg.parser", action="patch_file", arguments_digest=digest
+    )
+    kernel.reject(rejected, "ops@example.org", "not tonight", by="ops")
+    kernel.clock.advance(kernel.settings.approval_ttl_seconds + 1)  # type: ignore[attr-defined]
+    kernel.tick()
+
+
+def test_each_decision_appends_who_for_whom_what_and_the_verdict(any_kernel: ColonyKernel) -> None:
+    mixed_log(any_kernel)
+    assert entries(any_kernel) == [
+        ("propose", "engineer-1", "engineer-1", "execute"),
+        ("propose", "newcomer", "newcomer", "refuse"),
+        ("propose", "ops", "engineer-1", "hold"),  # an operator acting for the agent
+        ("propose", "ops", "engineer-1", "hold"),
+        ("propose", "ops", "engineer-1", "hold"),
+        ("approve", "ops", "engineer-1", "approved"),
+        ("claim", "engineer-1", "engineer-1", "claimed"),
+        ("reject", "ops", "engineer-1", "rejected"),
+        ("expire", "colony", "engineer-1", "expired"),
+    ]
+    log = list(any_kernel.audit_entries())
+    assert log[0].what == "patch_file pkg.parser" and log[0].detail["gate_score"] > 0
+    assert log[2].detail["approval_id"] == log[5].detail["approval_id"]
+    assert log[7].detail | {"reviewer": "ops@example.org", "note": "not tonight"} == log[7].detail
+    assert [entry.seq for entry in log] == list(range(1, 10))
+    assert all(entry.prev_hash == before.hash for before, entry in itertools.pairwise(log))
+    check = any_kernel.verify_audit()
+    assert (check.ok, check.count, check.head_seq, check.head_hash) == (True, 9, 9, log[-1].hash)
+    assert any_kernel.verify_audit(log[3].hash).ok  # an earlier head kept by an operator is still in the log
+
+
+def test_a_decision_that_is_undone_leaves_no_entry(kernel: ColonyKernel) -> None:
+    kernel.set_trust("engineer-1", 0.6)
+    held = kernel.propose_action(good_plan(require_approval=True, budget_estimate={"llm_calls": 500.0}))
+    kernel.propose_action(good_plan(budget_estimate={"llm_calls": 500.0}))  # takes the whole period's budget
+    assert held.approval_id
+    with pytest.raises(ApprovalError, match="budget cannot carry"):
+        kernel.approve(held.approval_id, "ops")
+    assert kernel.get_approval(held.approval_id).state.value == "pending"
+    assert [event for event, *_ in entries(kernel)] == ["propose", "propose"]  # the approval rolled back whole
+    with pytest.raises(ApprovalError):
+        kernel.approve("no-such-approval", "ops")
+    assert kernel.verify_audit().count == 2
+
+
+def test_a_short_budget_retried_proposal_appends_once(kernel: ColonyKernel) -> None:
+    kernel.set_trust("engineer-1", 0.6)
+    kernel.propose_action(good_plan(budget_estimate={"llm_calls": 500.0}))
+    refused = kernel.propose_action(good_plan(budget_estimate={"llm_calls": 1.0}))  # short: decided twice, kept once
+    assert refused.decision is not Decision.EXECUTE
+    log = list(kernel.audit_entries())
+    assert [entry.detail["budget_approved"] for entry in log] == [True, False]
+    assert kernel.verify_audit().ok
+
+
+def test_refusals_are_appended_with_a_count(any_kernel: ColonyKernel) -> None:
+    kernel = any_kernel
+    records = [
+        AuditRecord("refused", "anonymous", "anonymous", "POST /v1/tool_call", "unauthenticated", {"count": 40}),
+        AuditRecord("refused", "beta", "beta", "call unit_convert", "rate_limited", {"count": 3}),
+    ]
+    assert kernel.record_refusals(records) == 2
+    assert [entry.detail["count"] for entry in kernel.audit_entries()] == [40, 3]
+    with pytest.raises(KernelInputError, match="who"):
+        kernel.record_refusals([AuditRecord("refused", "a\x00b", "x", "what", "forbidden")])
+    with pytest.raises(KernelInputError, match="on_behalf"):
+        kernel.record_refusals([AuditRecord("refused", "a", "", "what", "forbidden")])
+    assert kernel.verify_audit().count == 2
+
+
+def test_export_reads_from_a_seq_or_a_time(kernel: ColonyKernel, clock: FakeClock) -> None:
+    for minute in range(5):
+        kernel.record_refusals([AuditRecord("refused", f"caller-{minute}", "x", "call t", "forbidden")])
+        clock.advance(60)
+    assert [e.who for e in kernel.audit_entries(since_seq=4)] == ["caller-3", "caller-4"]
+    assert [e.seq for e in kernel.audit_entries(since_at=clock.now - 120)] == [4, 5]
+    assert list(kernel.audit_entries(since_seq=99)) == []
+    with pytest.raises(KernelInputError, match="since"):
+        list(kernel.audit_entries(since_seq=0))
+    with pytest.raises(KernelInputError, match="head"):
+        kernel.verify_audit("not-a-hash")
+
+
+# -- tampering ---------------------------------------------------------------------------------------
+
+
+def sql(kernel: ColonyKernel, *statements: str) -> None:
+    def run(connection):  # type: ignore[no-untyped-def]
+        for statement in statements:
+            connection.execute(text(statement))
+
+    kernel.store.run(run)
+
+
+def test_an_edited_entry_is_named(any_kernel: ColonyKernel) -> None:
+    mixed_log(any_kernel)
+    sql(any_kernel, "UPDATE colony_audit_log SET verdict = 'approved' WHERE seq = 8")  # a rejection made an approval
+    check = any_kernel.verify_audit()
+    assert (check.ok, check.seq, check.head_seq) == (False, 8, 7)
+    assert check.problem and "entry 8 was changed" in check.problem
+
+
+def test_an_edited_entry_with_a_recomputed_hash_breaks_the_next_link(any_kernel: ColonyKernel) -> None:
+    mixed_log(any_kernel)
+    [row] = any_kernel.store.run(
+        lambda c: [dict(r._mapping) for r in c.execute(text("SELECT * FROM colony_audit_log WHERE seq = 2"))]
+    )
+    forged = row | {"who": "someone-else"}
+    digest = entry_hash(forged, forged["prev_hash"])
+    sql(any_kernel, f"UPDATE colony_audit_log SET who = 'someone-else', hash = '{digest}' WHERE seq = 2")
+    check = any_kernel.verify_audit()
+    assert (check.ok, check.seq) == (False, 3)
+    assert check.problem and "entry 3 does not follow entry 2" in check.problem
+
+
+def test_a_removed_entry_in_the_middle_is_named(any_kernel: ColonyKernel) -> None:
+    mixed_log(any_kernel)
+    sql(any_kernel, "DELETE FROM colony_audit_log WHERE seq = 5")
+    check = any_kernel.verify_audit()
+    assert (check.ok, check.seq) == (False, 5)
+    assert check.problem and "entry 5 is missing" in check.problem
+
+
+def test_a_removed_entry_with_the_rest_renumbered_is_named(any_kernel: ColonyKernel) -> None:
+    mixed_log(any_kernel)
+    sql(any_kernel, "DELETE FROM colony_audit_log WHERE seq = 5")
+    for seq in range(6, 10):
+        sql(any_kernel, f"UPDATE colony_audit_log SET seq = {seq - 1} WHERE seq = {seq}")
+    check = any_kernel.verify_audit()
+    assert (check.ok, check.seq) == (False, 5)
+    assert check.problem and "entry 5 does not follow entry 4" in check.problem
+
+
+def test_an_inserted_entry_is_named(any_kernel: ColonyKernel) -> None:
+    mixed_log(any_kernel)
+    for seq in range(9, 3, -1):  # make room after entry 3, as an insert in the middle must
+        sql(any_kernel, f"UPDATE colony_audit_log SET seq = {seq + 1} WHERE seq = {seq}")
+    [row] = any_kernel.store.run(
+        lambda c: [dict(r._mapping) for r in c.execute(text("SELECT * FROM colony_audit_log WHERE seq = 3"))]
+    )
+    fake = row | {"seq": 4, "verdict": "execute", "prev_hash": row["hash"]}
+    fake["hash"] = entry_hash(fake, fake["prev_hash"])
+    columns = ", ".join(fake)
+    values = ", ".join(f":{name}" for name in fake)
+    any_kernel.store.run(lambda c: c.execute(text(f"INSERT INTO colony_audit_log ({columns}) VALUES ({values})"), fake))
+    check = any_kernel.verify_audit()
+    assert (check.ok, check.seq) == (False, 5)
+    assert check.problem and "entry 5 does not follow entry 4" in check.problem
+
+
+def test_a_cut_tail_shows_against_the_head_and_against_a_kept_head(any_kernel: ColonyKernel) -> None:
+    mixed_log(any_kernel)
+    kept = any_kernel.verify_audit().head_hash
+    sql(any_kernel, "DELETE FROM colony_audit_log WHERE seq > 6")
+    check = any_kernel.verify_audit()
+    assert (check.ok, check.seq) == (False, 7)
+    assert check.problem and "entries 7 to 9 are missing" in check.problem
+    [sixth] = [entry for entry in any_kernel.audit_entries() if entry.seq == 6]
+    sql(any_kernel, f"UPDATE colony_audit_head SET seq = 6, hash = '{sixth.hash}'")  # the head rewritten too
+    assert any_kernel.verify_audit().ok  # the chain alone cannot tell: that is what a kept head is for
+    check = any_kernel.verify_audit(kept)
+    assert not check.ok and check.problem and f"kept head {kept} is not in the log" in check.problem
+
+
+def test_an_entry_appended_behind_the_kernels_back_is_named(any_kernel: ColonyKernel) -> None:
+    mixed_log(any_kernel)
+    sql(any_kernel, "UPDATE colony_audit_head SET seq = 8")
+    check = any_kernel.verify_audit()
+    assert (check.ok, check.seq) == (False, 9)
+    assert check.problem and "entry 9 was inserted" in check.problem
+
+
+# -- concurrency -------------------------------------------------------------------------------------
+
+PROCESSES = 4
+ROUNDS = 10
+
+
+def test_concurrent_writers_build_one_linear_chain(database_url: str) -> None:
+    settings = KernelSettings(database_url=database_url, attestation_secret="shared-test-key")
+    kernel = ColonyKernel(settings)
+    kernel.set_trust("ant-a", 0.6)
+    context = multiprocessing.get_context("fork")
+    with context.Pool(PROCESSES) as pool:
+        written = pool.starmap(propose_audited, [(database_url, n, ROUNDS) for n in range(PROCESSES)])
+    check = kernel.verify_audit()
+    assert check.ok, check.problem
+    assert check.count == sum(written) == PROCESSES * ROUNDS * 2  # a proposal and a refusal per round
+    log = list(kernel.audit_entries())
+    assert [entry.seq for entry in log] == list(range(1, check.count + 1))
+    assert len({entry.prev_hash for entry in log}) == check.count  # no fork: every entry has its own predecessor
+    per_worker = {n: [e for e in log if e.detail.get("worker") == n] for n in range(PROCESSES)}
+    assert all(len(found) == ROUNDS for found in per_worker.values())
+    kernel.close()
