@@ -84,6 +84,7 @@ __all__ = [
     "HPCTimeoutError",
     "HPCUnavailableError",
     "IdentityError",
+    "KernelConfigError",
     "KernelError",
     "KernelInputError",
     "KernelStoreError",
@@ -423,6 +424,10 @@ class UnknownApprovalError(ApprovalError, LookupError):
 
     def __init__(self, approval_id: str) -> None:
         super().__init__(f"no approval request {approval_id!r}", approval_id=approval_id)
+
+
+class KernelConfigError(KernelError):
+    """The kernel's saved configuration (its Prefect block) could not be read."""
 
 
 class KernelStoreError(KernelError):
