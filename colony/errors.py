@@ -36,6 +36,7 @@
     │   ├── ApprovalError          an approval request cannot be decided or used as asked
     │   │   │                      (already decided, expired, already executed, mismatched)
     │   │   └── UnknownApprovalError  no approval request has that id
+    │   ├── KernelConfigError      the kernel's saved block could not be read from Prefect
     │   └── KernelStoreError       the kernel's database failed; ``retryable`` when
     │                              a second attempt may succeed (lock, deadlock)
     └── SurfaceError               the gateway, MCP server or client refused or failed a call
