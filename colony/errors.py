@@ -32,7 +32,8 @@
     ├── KernelError                the Colony kernel refused or failed a call
     │   ├── KernelInputError       a kernel call's input is malformed (also a ValueError)
     │   ├── AttestationError       an outcome's authorization is forged, expired,
-    │   │                          replayed, mismatched or missing
+    │   │   │                      replayed, mismatched or missing
+    │   │   └── ActionRecordedError   it was used: the action ran and its outcome is recorded
     │   ├── ApprovalError          an approval request cannot be decided or used as asked
     │   │   │                      (already decided, expired, already executed, mismatched)
     │   │   └── UnknownApprovalError  no approval request has that id
@@ -68,6 +69,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 __all__ = [
     "AWSError",
     "ActionNotExecutedError",
+    "ActionRecordedError",
     "AgentSpecError",
     "ApprovalError",
     "AttestationError",
@@ -406,6 +408,18 @@ class KernelInputError(KernelError, ValueError):
 
 class AttestationError(KernelError):
     """An outcome report's authorization token cannot be accepted; the message says why."""
+
+
+class ActionRecordedError(AttestationError):
+    """The authorization was used: the action ran and its outcome is recorded (``consequence_id``).
+
+    What a retried run is told when it asks again for a verdict it already spent, so it reports
+    the recorded outcome instead of running the action a second time.
+    """
+
+    def __init__(self, message: str, *, consequence_id: str) -> None:
+        super().__init__(message)
+        self.consequence_id = consequence_id
 
 
 class ApprovalError(KernelError):
