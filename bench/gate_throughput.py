@@ -5,7 +5,8 @@ with its attestation; all share one budget that runs out part-way, so both the
 reserve and the refusal paths run. For each checkout and process count a fresh
 database in one throwaway cluster (``fsync=off``: the figures are the kernel's,
 not the disk's) gets the same work; printed are proposals/s over all processes,
-the p99 of one propose + record, and any overspend (there must be none).
+the p99 of one propose + record, and any overspend (there must be none), and where the
+database sessions inside a transaction waited: for their client, or on a row lock.
 
 ``COLONY_BENCH_BASELINE`` names the git ref to compare with (default: the commit
 before the budget row was moved last); it is checked out in a temporary worktree.
@@ -19,6 +20,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import threading
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
@@ -86,16 +88,61 @@ if __name__ == "__main__":
 
 
 def run(source: Path, url: str, processes: int) -> dict[str, float]:
-    """One measurement of the checkout at ``source``."""
+    """One measurement of the checkout at ``source``, with where its database sessions waited."""
     env = {**os.environ, "PYTHONPATH": str(source)}
     arguments = [url, str(processes), str(PROPOSALS // processes), str(BUDGET)]
-    result = subprocess.run(
-        [sys.executable, "-c", _WORKER, *arguments], env=env, cwd=source, capture_output=True, text=True, check=False
-    )
+    with _Waits(url) as waits:
+        command = [sys.executable, "-c", _WORKER, *arguments]
+        result = subprocess.run(command, env=env, cwd=source, capture_output=True, text=True, check=False)
     if result.returncode != 0:
         raise RuntimeError(f"the gate benchmark failed in {source}: {result.stderr[-2000:]}")
     figures: dict[str, float] = json.loads(result.stdout.strip().splitlines()[-1])
-    return figures
+    return figures | waits.shares()
+
+
+class _Waits:
+    """Samples the benchmark's sessions (``pg_stat_activity``) every 20 ms while it runs.
+
+    A session inside a transaction waiting for its client is time the client spends in Python
+    (or waiting for a core) while holding its row locks; a session waiting on a lock is
+    contention. Their shares say which of the two the figures are made of.
+    """
+
+    _QUERY = (
+        "SELECT state, wait_event_type FROM pg_stat_activity WHERE datname = current_database() "
+        "AND backend_type = 'client backend' AND pid <> pg_backend_pid()"
+    )
+
+    def __init__(self, url: str) -> None:
+        self.url = url.replace("+psycopg", "")
+        self.counts = {"client": 0, "lock": 0, "all": 0}
+        self.done = threading.Event()
+        self.thread = threading.Thread(target=self._sample, daemon=True)
+
+    def __enter__(self) -> _Waits:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.done.set()
+        self.thread.join()
+
+    def _sample(self) -> None:
+        import psycopg
+
+        with psycopg.connect(self.url, autocommit=True) as connection:
+            while not self.done.wait(0.02):
+                for state, wait in connection.execute(self._QUERY):
+                    if state is None or state == "idle":
+                        continue
+                    self.counts["all"] += 1
+                    self.counts["client"] += state == "idle in transaction"
+                    self.counts["lock"] += wait == "Lock"
+
+    def shares(self) -> dict[str, float]:
+        """Of the samples of sessions in a transaction: waiting for the client, waiting on a lock (%)."""
+        total = max(self.counts["all"], 1)
+        return {"client_pct": 100 * self.counts["client"] / total, "lock_pct": 100 * self.counts["lock"] / total}
 
 
 def main() -> None:
@@ -122,7 +169,8 @@ def main() -> None:
                         figures = run(source, create_database(server), processes)
                         line.append(
                             f"{label}: {figures['rate']:,.0f}/s, p99 {figures['p99_ms']:.1f} ms, "
-                            f"overspend {figures['overspend']:g}"
+                            f"overspend {figures['overspend']:g}, in a transaction: waiting for the client "
+                            f"{figures['client_pct']:.0f}%, on a lock {figures['lock_pct']:.0f}%"
                         )
                     print(f"PostgreSQL, {processes} process(es): " + "; ".join(line))
         except ClusterUnavailable as error:

@@ -12,7 +12,17 @@ from pydantic import Field, SecretStr
 
 from colony.hpc import HPCLimits, HPCSettings
 
+MiB = 1024 * 1024
+
 __all__ = ["HPCConfig", "load_hpc_settings"]
+
+TRANSFER_FIELDS = (
+    "presign_expiry_seconds",
+    "multipart_threshold_bytes",
+    "part_size_bytes",
+    "max_upload_urls",
+    "request_timeout_seconds",
+)
 
 
 class HPCConfig(Block):
@@ -55,6 +65,22 @@ class HPCConfig(Block):
         default=None, description="Endpoint override for every AWS service (a moto_server); leave empty for AWS."
     )
 
+    # The transfer settings, as HPCSettings declares them (tokens_file is a path on each machine).
+    presign_expiry_seconds: int = Field(default=3600, ge=1, description="Lifetime of presigned URLs.")
+    multipart_threshold_bytes: int = Field(
+        default=64 * MiB, ge=5 * MiB, description="Artifacts at least this large upload in parts."
+    )
+    part_size_bytes: int = Field(
+        default=16 * MiB,
+        ge=5 * MiB,
+        le=5 * 1024 * MiB,
+        description="Bytes per part of a multipart upload; grown when a job needs more.",
+    )
+    max_upload_urls: int = Field(
+        default=10_000, ge=1, le=10_000, description="Most presigned upload URLs one job's answer holds (S3: 10,000)."
+    )
+    request_timeout_seconds: float = Field(default=30.0, gt=0, description="Client timeout per HTTP request.")
+
     def settings(self) -> HPCSettings:
         """The plain settings object the library, the service and the client take."""
         return HPCSettings(
@@ -73,6 +99,7 @@ class HPCConfig(Block):
             ),
             region=self.region,
             aws_endpoint_url=self.aws_endpoint_url,
+            **{name: getattr(self, name) for name in TRANSFER_FIELDS},
         )
 
     @classmethod
@@ -93,6 +120,7 @@ class HPCConfig(Block):
             max_wallclock_seconds=limits.max_wallclock_seconds,
             region=settings.region,
             aws_endpoint_url=settings.aws_endpoint_url,
+            **{name: getattr(settings, name) for name in TRANSFER_FIELDS},
         )
 
 

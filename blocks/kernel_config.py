@@ -17,15 +17,8 @@ from colony.kernel import AttestationMode, KernelSettings
 __all__ = ["DEFAULT_BLOCK_NAME", "ColonyKernelConfig", "load_kernel_settings"]
 
 DEFAULT_BLOCK_NAME = "colony"
-# The KernelSettings fields the block carries (the rest come from each process's environment).
-BLOCK_FIELDS = (
-    "database_url",
-    "attestation",
-    "attestation_secret",
-    "budget_llm_calls",
-    "budget_runtime_seconds",
-    "budget_period_seconds",
-)
+# The KernelSettings fields the block carries: all but ``home``, a path on each machine.
+BLOCK_FIELDS = tuple(name for name in KernelSettings.model_fields if name != "home")
 
 
 class ColonyKernelConfig(Block):
@@ -50,7 +43,7 @@ class ColonyKernelConfig(Block):
         "https://raw.githubusercontent.com/PrefectHQ/prefect/420d0d6a78bb6df1fc18bcf188fdad43c1d22ea9/assets/block-logos/secret.png"
     )
     _documentation_url = HttpUrl("https://github.com/colony/colony#running-at-scale")
-    _description = "Configuration of the Colony kernel: database, attestation and budgets."
+    _description = "Configuration of the Colony kernel: database, attestation, budgets and traces."
 
     database_url: str | None = Field(
         default=None,
@@ -76,6 +69,33 @@ class ColonyKernelConfig(Block):
     )
     budget_period_seconds: float | None = Field(
         default=None, gt=0, title="Budget period (seconds)", description="Length of one budget period."
+    )
+    attestation_ttl_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        title="Authorization lifetime (seconds)",
+        description="How long an authorization stays valid.",
+    )
+    approval_ttl_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        title="Approval wait (seconds)",
+        description="How long a held proposal's approval request waits for a person.",
+    )
+    default_llm_calls: float | None = Field(
+        default=None, ge=0, title="Default LLM calls", description="LLM calls reserved when a proposal names none."
+    )
+    default_runtime_seconds: float | None = Field(
+        default=None,
+        ge=0,
+        title="Default runtime seconds",
+        description="Runtime seconds reserved when a proposal names none.",
+    )
+    min_strength: float | None = Field(
+        default=None, gt=0, title="Minimum trace strength", description="A trace at or below this strength is removed."
+    )
+    max_strength: float | None = Field(
+        default=None, gt=0, title="Maximum trace strength", description="Reinforcement never lifts a trace above this."
     )
 
     def kernel_settings(self) -> KernelSettings:

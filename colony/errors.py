@@ -32,10 +32,12 @@
     ├── KernelError                the Colony kernel refused or failed a call
     │   ├── KernelInputError       a kernel call's input is malformed (also a ValueError)
     │   ├── AttestationError       an outcome's authorization is forged, expired,
-    │   │                          replayed, mismatched or missing
+    │   │   │                      replayed, mismatched or missing
+    │   │   └── ActionRecordedError   it was used: the action ran and its outcome is recorded
     │   ├── ApprovalError          an approval request cannot be decided or used as asked
     │   │   │                      (already decided, expired, already executed, mismatched)
     │   │   └── UnknownApprovalError  no approval request has that id
+    │   ├── KernelConfigError      the kernel's saved block could not be read from Prefect
     │   └── KernelStoreError       the kernel's database failed; ``retryable`` when
     │                              a second attempt may succeed (lock, deadlock)
     └── SurfaceError               the gateway, MCP server or client refused or failed a call
@@ -67,6 +69,7 @@ from pydantic import BaseModel, ConfigDict, Field, ValidationError
 __all__ = [
     "AWSError",
     "ActionNotExecutedError",
+    "ActionRecordedError",
     "AgentSpecError",
     "ApprovalError",
     "AttestationError",
@@ -84,6 +87,7 @@ __all__ = [
     "HPCTimeoutError",
     "HPCUnavailableError",
     "IdentityError",
+    "KernelConfigError",
     "KernelError",
     "KernelInputError",
     "KernelStoreError",
@@ -406,6 +410,18 @@ class AttestationError(KernelError):
     """An outcome report's authorization token cannot be accepted; the message says why."""
 
 
+class ActionRecordedError(AttestationError):
+    """The authorization was used: the action ran and its outcome is recorded (``consequence_id``).
+
+    What a retried run is told when it asks again for a verdict it already spent, so it reports
+    the recorded outcome instead of running the action a second time.
+    """
+
+    def __init__(self, message: str, *, consequence_id: str) -> None:
+        super().__init__(message)
+        self.consequence_id = consequence_id
+
+
 class ApprovalError(KernelError):
     """An approval request cannot be decided or used as asked; ``state`` is where it stands."""
 
@@ -423,6 +439,10 @@ class UnknownApprovalError(ApprovalError, LookupError):
 
     def __init__(self, approval_id: str) -> None:
         super().__init__(f"no approval request {approval_id!r}", approval_id=approval_id)
+
+
+class KernelConfigError(KernelError):
+    """The kernel's saved configuration (its Prefect block) could not be read."""
 
 
 class KernelStoreError(KernelError):

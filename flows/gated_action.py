@@ -23,7 +23,7 @@ from prefect.utilities.asyncutils import run_coro_as_sync
 from pydantic import BaseModel, ConfigDict, Field
 
 from blocks import load_kernel_settings
-from colony.errors import ColonyError, VerificationError
+from colony.errors import ActionRecordedError, ColonyError, VerificationError
 from colony.kernel import ColonyKernel, GateVerdict, Role
 from colony.runtime import CallOutcome, CallRequest
 from flows._approval import ApprovalInput
@@ -130,14 +130,21 @@ def gated_action(request: GatedActionRequest) -> State[GatedActionSummary]:
             )
             (await runtime.call(checked, PREFECT_OPERATOR)).raise_for_status()
 
-    outcome = run_coro_as_sync(runtime.call(call, PREFECT_OPERATOR, verify=verify))
-    assert outcome is not None
-    summary = _summary(outcome, kernel_for(settings), request.agent_id)
+    already = None
+    try:
+        outcome = run_coro_as_sync(runtime.call(call, PREFECT_OPERATOR, verify=verify))
+    except ActionRecordedError as recorded:  # a retry of a run that crashed after its record
+        summary = _recorded(recorded, kernel_for(settings), request.agent_id)
+        already = "recorded by an earlier start of this run; this start ran nothing"
+    else:
+        assert outcome is not None
+        summary = _summary(outcome, kernel_for(settings), request.agent_id)
     name, succeeded = ending(summary)
     if summary.outcome is Outcome.TIMED_OUT:
         leave_expired_pause()
     publish(OUTCOME_ARTIFACT, _markdown(summary, name, request), f"{request.call.tool}: {name}")
-    return finish(summary, name=name, message=_message(summary, name), succeeded=succeeded)
+    message = f"{name}: {already}" if already else _message(summary, name)
+    return finish(summary, name=name, message=message, succeeded=succeeded)
 
 
 def _summary(outcome: CallOutcome, kernel: ColonyKernel, agent_id: str) -> GatedActionSummary:
@@ -161,6 +168,21 @@ def _summary(outcome: CallOutcome, kernel: ColonyKernel, agent_id: str) -> Gated
         trust_before=before,
         trust_after=record.get("trust_score", before),
         role_after=Role(record["role"]) if record.get("role") else None,
+    )
+
+
+def _recorded(recorded: ActionRecordedError, kernel: ColonyKernel, agent_id: str) -> GatedActionSummary:
+    """The outcome an earlier start of this run recorded; this start ran nothing."""
+    consequence = kernel.consequence(recorded.consequence_id)
+    assert consequence is not None
+    profile = kernel.find_profile(agent_id)
+    return GatedActionSummary(
+        outcome=Outcome.EXECUTED if consequence.tests_passed else Outcome.FAILED,
+        error=None if consequence.tests_passed else recorded.to_dict(),
+        consequence_id=consequence.consequence_id,
+        trust_before=consequence.trust_before,
+        trust_after=consequence.trust_after,
+        role_after=profile.role if profile else None,
     )
 
 

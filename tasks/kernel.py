@@ -17,9 +17,11 @@ from typing import Any
 from prefect import task
 from prefect.cache_policies import INPUTS, NO_CACHE, RUN_ID
 
+from colony.errors import ActionRecordedError, AttestationError
 from colony.kernel import (
     ColonyKernel,
     ColonyStatus,
+    ConsequenceKind,
     Decision,
     GateVerdict,
     KernelSettings,
@@ -78,11 +80,24 @@ def authorize(
 ) -> GateVerdict:
     """``verdict`` with the signed authorization the kernel issued for it, read again from the kernel.
 
-    Not a task: a task's result may be persisted, and a stored token could be replayed.
+    Not a task: a task's result may be persisted, and a stored token could be replayed. A run
+    retried after a crash that came after its record gets ActionRecordedError: the action ran
+    and is recorded, so nothing runs or is recorded twice and the run reports that outcome.
     """
     if verdict.decision is not Decision.EXECUTE or verdict.proposal_id is None:
         return verdict
-    token = kernel_for(settings).authorization_for(verdict.proposal_id, request)
+    kernel = kernel_for(settings)
+    try:
+        token = kernel.authorization_for(verdict.proposal_id, request)
+    except AttestationError:
+        recorded = kernel.consequence_of(verdict.proposal_id)
+        if recorded is None or recorded.kind is not ConsequenceKind.OUTCOME:
+            raise
+        raise ActionRecordedError(
+            f"proposal {verdict.proposal_id} was executed and its outcome recorded "
+            f"(consequence {recorded.consequence_id}) before this run was interrupted",
+            consequence_id=recorded.consequence_id,
+        ) from None
     return verdict.model_copy(update={"authorization": token})
 
 

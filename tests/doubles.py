@@ -5,6 +5,7 @@ Each counts its calls in ``CALLS`` (by tool and key) so tests can see what reall
 
 from __future__ import annotations
 
+import time
 from collections import Counter
 from pathlib import Path
 
@@ -164,6 +165,41 @@ class IdempotentLedgerToolDouble(LedgerToolDouble):
         return {"path": path}
 
 
+class SlowLedgerToolDouble(LocalToolCapability):
+    """A side-effecting write that waits for a release file, so a test can kill the process running it.
+
+    Each write appends a line, so the file shows how often the action really ran.
+    """
+
+    spec = ToolSpec(
+        name="slow_ledger_double",
+        capabilities=("write_entry",),
+        side_effecting=True,
+        resource_requirements=ResourceRequirements(expected_wallclock_seconds=60),
+    )
+
+    @action_executor
+    def write_entry(self, *, path: str, text: str, release: str) -> dict[str, str]:
+        """Append ``text`` to ``path`` once the file ``release`` exists (at most ten minutes).
+
+        Args:
+            path: File to append to.
+            text: The line to append.
+            release: The file whose existence lets the write go ahead.
+
+        Returns:
+            {"path": path}.
+        """
+        deadline = time.monotonic() + 600
+        while not Path(release).exists():
+            if time.monotonic() > deadline:
+                raise ToolExecutionError(f"{release} was never created")
+            time.sleep(0.2)
+        with Path(path).open("a", encoding="utf-8") as ledger:
+            ledger.write(text + "\n")
+        return {"path": path}
+
+
 class SecretToolDouble(LocalToolCapability):
     """A tool needing a secret kind."""
 
@@ -190,6 +226,7 @@ DOUBLES = {
     "flaky_double": ("fetch", "FlakyToolDouble"),
     "ledger_double": ("write_entry", "LedgerToolDouble"),
     "secret_double": ("whoami", "SecretToolDouble"),
+    "slow_ledger_double": ("write_entry", "SlowLedgerToolDouble"),
 }
 
 

@@ -1,8 +1,9 @@
 """``colony deploy``: everything a shared Prefect server needs to run Colony, in one idempotent step.
 
 Against the configured ``PREFECT_API_URL``: the process work pool, the deployments of
-``prefect.yaml`` (Prefect's own ``prefect deploy --all``), the zombie-run automation, and the
-kernel's block saved from this environment. Workers then only need ``prefect worker start``.
+``prefect.yaml`` (Prefect's own ``prefect deploy --all``), the zombie-run and crash-recovery
+automations, and the kernel's block saved from this environment. Workers then only need
+``prefect worker start``.
 """
 
 from __future__ import annotations
@@ -54,13 +55,14 @@ def deploy(
     if not (checkout / "prefect.yaml").is_file():
         _fail(f"project: no prefect.yaml in {checkout}; pass the Colony checkout with --project")
     from colony.cli.blocks import register_block_types, save_kernel_block
-    from colony.cli.zombies import ensure_zombie_automation
+    from colony.cli.zombies import ensure_automations
 
     console.print(f"Deploying Colony to {api_url}")
     console.print(f"  work pool {WORK_POOL!r}: {ensure_work_pool()}")
     names = deploy_project(checkout)
     console.print(f"  deployments: {', '.join(names)}")
-    console.print(f"  zombie-run automation: {ensure_zombie_automation()}")
+    for name, done in ensure_automations().items():
+        console.print(f"  automation {name!r}: {done}")
     if blocks:
         register_block_types()
         console.print(f"  block {save_kernel_block()!r}: saved from this environment's COLONY_* settings")

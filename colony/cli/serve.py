@@ -11,6 +11,7 @@ import anyio
 import typer
 from rich.console import Console
 
+from colony.cli.kernel_block import use_kernel_block
 from colony.errors import ColonyError
 from colony.runtime import Runtime
 
@@ -28,6 +29,7 @@ def mcp(
     from colony.surfaces.mcp_server import build_mcp_server, run_stdio
 
     try:
+        use_kernel_block()  # the kernel the flows use, when a Prefect server keeps its block
         runtime = Runtime(isolate_cpu_bound=True)
         notifier = ToolListNotifier()
         server = build_mcp_server(runtime, acting_for=agent, notifier=notifier)
@@ -75,6 +77,7 @@ def gateway(
     from colony.surfaces.gateway.protocol import server_options
 
     try:
+        use_kernel_block()  # into the environment, so every worker process builds the same kernel
         settings = GatewaySettings.from_env(host=host, port=port)
         app = create_app(settings)
     except ColonyError as error:

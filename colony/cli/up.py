@@ -1,10 +1,11 @@
 """``colony up``: the Prefect server and UI, the HTTP gateway, and every Colony deployment served.
 
 Starts ``prefect server`` (UI included) unless ``PREFECT_API_URL`` already names a server,
-then the gateway (HTTP API and ``/mcp``) on loopback, creates the zombie-run automation, and
-serves every deployment in this process until Ctrl-C or SIGTERM, which stop all of it. The
-servers are children that die with this process (``colony.cli.children``). Everything runs on
-the embedded defaults: SQLite for Prefect (under PREFECT_HOME) and for the kernel (COLONY_HOME).
+then the gateway (HTTP API and ``/mcp``) on loopback, creates the zombie-run and crash-recovery
+automations, and serves every deployment in this process until Ctrl-C or SIGTERM, which stop
+all of it. The servers are children that die with this process (``colony.cli.children``).
+Everything runs on the embedded defaults: SQLite for Prefect (under PREFECT_HOME) and for the
+kernel (COLONY_HOME).
 """
 
 from __future__ import annotations
@@ -75,7 +76,7 @@ def up(
     from prefect import serve
     from prefect.settings import PREFECT_API_URL, PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
 
-    from colony.cli.zombies import ensure_zombie_automation
+    from colony.cli.zombies import ensure_automations
 
     deployments_module = importlib.import_module("flows.deployments")
     signal.signal(signal.SIGTERM, _exit_on_termination)
@@ -93,7 +94,7 @@ def up(
                     {PREFECT_API_URL: api_url, PREFECT_FLOWS_HEARTBEAT_FREQUENCY: deployments_module.HEARTBEAT_SECONDS}
                 )
             )
-            ensure_zombie_automation()
+            ensure_automations()
             deployments = deployments_module.deployments(tick_interval_seconds=tick_interval)
             ui_url = api_url.removesuffix("/api")
             console.print("[bold]Colony is up.[/bold]")

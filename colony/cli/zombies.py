@@ -1,18 +1,25 @@
-"""Prefect's zombie-run automation: a flow run whose heartbeats stop is marked Crashed.
+"""What happens to a Colony run whose process died: Prefect marks it Crashed, then runs it again.
 
 A run whose process died with its worker (or its machine) stays Running forever unless
 something notices. Colony's flow runs beat every ``HEARTBEAT_SECONDS``
-(``flows.deployments.FLOW_RUN_ENV``); this is Prefect's documented automation ("Detect and
-respond to zombie flows") that crashes a run after three missed beats, so its retries and
-the runs waiting on it move on without a person. Two changes to the documented definition:
-it judges only runs tagged ``colony`` (every flow run beats, by default every 180 s, so a
-foreign run would look dead after 90 s), and a paused or suspended run (a HOLD waiting for
-a person, whose process has exited) is not a zombie.
+(``flows.deployments.FLOW_RUN_ENV``); the first automation here is Prefect's documented one
+("Detect and respond to zombie flows") that crashes a run after three missed beats. Two
+changes to the documented definition: it judges only runs tagged ``colony`` (every flow run
+beats, by default every 180 s, so a foreign run would look dead after 90 s), and a paused or
+suspended run (a HOLD waiting for a person, whose process has exited) is not a zombie.
+
+The second puts a crashed Colony run back in the queue (``AwaitingRetry``, as the UI's
+retry does), so a worker still alive takes it without a person. That is safe for every
+Colony flow: a tick is keyed by its flow run (it does not tick twice), the gate's verdict
+is cached per flow run in Colony's shared result storage (a gated action is not proposed
+again; the kernel signs its authorization again while the reservation is open), the record
+settles the reservation once, and cached tool results are reused. It is bounded: a run that
+crashed on its ``crash_retries``-th start stays Crashed, so a run that kills its own process
+does not loop.
 """
 
 from __future__ import annotations
 
-import importlib
 from datetime import timedelta
 
 from prefect.client.orchestration import get_client
@@ -20,17 +27,45 @@ from prefect.client.schemas.objects import StateType
 from prefect.events.actions import ChangeFlowRunState
 from prefect.events.schemas.automations import AutomationCore, EventTrigger, Posture
 from prefect.events.schemas.events import ResourceSpecification
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["ZOMBIE_AUTOMATION", "ensure_zombie_automation", "zombie_automation"]
+from flows.deployments import HEARTBEAT_SECONDS
+
+__all__ = [
+    "RECOVERY_AUTOMATION",
+    "ZOMBIE_AUTOMATION",
+    "RecoverySettings",
+    "ensure_automations",
+    "recovery_automation",
+    "zombie_automation",
+]
 
 ZOMBIE_AUTOMATION = "colony: crash zombie flow runs"
+RECOVERY_AUTOMATION = "colony: retry crashed flow runs"
 MISSED_HEARTBEATS = 3
 COLONY_TAG = "colony"  # every Colony deployment's tag (prefect.yaml, flows.deployments)
 
 
-def zombie_automation() -> AutomationCore:
-    """After each heartbeat of a flow run, expect another (or a final state) within three beats."""
-    heartbeat_seconds: int = importlib.import_module("flows.deployments").HEARTBEAT_SECONDS
+class RecoverySettings(BaseSettings):
+    """When a run counts as dead, and how often a crashed run is started again (``COLONY_*``)."""
+
+    model_config = SettingsConfigDict(env_prefix="COLONY_", extra="ignore")
+
+    zombie_seconds: int = Field(
+        default=MISSED_HEARTBEATS * HEARTBEAT_SECONDS,
+        gt=HEARTBEAT_SECONDS,
+        description=f"Seconds without a heartbeat after which a run is marked Crashed (more than one beat, "
+        f"{HEARTBEAT_SECONDS} s).",
+    )
+    crash_retries: int = Field(
+        default=3, ge=0, le=20, description="How many starts of a run may crash and still be scheduled again."
+    )
+
+
+def zombie_automation(settings: RecoverySettings | None = None) -> AutomationCore:
+    """After each heartbeat of a flow run, expect another (or a final state) within ``zombie_seconds``."""
+    settings = settings or RecoverySettings()
     return AutomationCore(
         name=ZOMBIE_AUTOMATION,
         description="Marks a flow run Crashed when its heartbeats stop (its process or machine died).",
@@ -46,13 +81,11 @@ def zombie_automation() -> AutomationCore:
                 "prefect.flow-run.Suspended",
             },
             match=ResourceSpecification({"prefect.resource.id": ["prefect.flow-run.*"]}),
-            match_related=ResourceSpecification(
-                {"prefect.resource.id": f"prefect.tag.{COLONY_TAG}", "prefect.resource.role": "tag"}
-            ),
+            match_related=_colony_runs(),
             for_each={"prefect.resource.id"},
             posture=Posture.Proactive,
             threshold=1,
-            within=timedelta(seconds=MISSED_HEARTBEATS * heartbeat_seconds),
+            within=timedelta(seconds=settings.zombie_seconds),
         ),
         actions=[
             ChangeFlowRunState(state=StateType.CRASHED, message="Flow run marked as crashed due to missing heartbeats.")
@@ -60,19 +93,55 @@ def zombie_automation() -> AutomationCore:
     )
 
 
-def ensure_zombie_automation() -> str:
-    """Create the automation on the configured Prefect API, or bring an existing one up to date.
+def recovery_automation(settings: RecoverySettings | None = None) -> AutomationCore:
+    """When a Colony run crashes on one of its first ``crash_retries`` starts, schedule it again."""
+    settings = settings or RecoverySettings()
+    starts = [str(count) for count in range(1, max(settings.crash_retries, 1) + 1)]
+    return AutomationCore(
+        name=RECOVERY_AUTOMATION,
+        description=f"Schedules a crashed Colony flow run again, at most {settings.crash_retries} times.",
+        enabled=settings.crash_retries > 0,
+        trigger=EventTrigger(
+            expect={"prefect.flow-run.Crashed"},
+            match=ResourceSpecification({"prefect.resource.id": ["prefect.flow-run.*"], "prefect.run-count": starts}),
+            match_related=_colony_runs(),
+            for_each={"prefect.resource.id"},
+            posture=Posture.Reactive,
+            threshold=1,
+            within=timedelta(0),
+        ),
+        actions=[
+            ChangeFlowRunState(
+                state=StateType.SCHEDULED,
+                name="AwaitingRetry",
+                message="Scheduled again after a crash (its verdict, tick and reservation carry over).",
+            )
+        ],
+    )
 
-    Idempotent: however often it runs, one automation of that name remains. Returns what it did.
+
+def _colony_runs() -> ResourceSpecification:
+    return ResourceSpecification({"prefect.resource.id": f"prefect.tag.{COLONY_TAG}", "prefect.resource.role": "tag"})
+
+
+def ensure_automations(settings: RecoverySettings | None = None) -> dict[str, str]:
+    """Create both automations on the configured Prefect API, or bring existing ones up to date.
+
+    Idempotent: however often it runs, one automation of each name remains. Returns what it
+    did to each, by name.
     """
-    wanted = zombie_automation()
+    settings = settings or RecoverySettings()
+    done = {}
     with get_client(sync_client=True) as client:
-        existing = client.read_automations_by_name(ZOMBIE_AUTOMATION)
-        if not existing:
-            client.create_automation(wanted)
-            return "created"
-        keep, *duplicates = existing
-        for duplicate in duplicates:
-            client.delete_automation(duplicate.id)
-        client.update_automation(keep.id, wanted)
-        return "updated"
+        for wanted in (zombie_automation(settings), recovery_automation(settings)):
+            existing = client.read_automations_by_name(wanted.name)
+            if not existing:
+                client.create_automation(wanted)
+                done[wanted.name] = "created"
+                continue
+            keep, *duplicates = existing
+            for duplicate in duplicates:
+                client.delete_automation(duplicate.id)
+            client.update_automation(keep.id, wanted)
+            done[wanted.name] = "updated"
+    return done

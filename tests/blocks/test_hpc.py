@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from prefect.blocks.core import Block
 from prefect.testing.standard_test_suites import BlockStandardTestSuite
-from pydantic import SecretStr
+from pydantic import SecretStr, ValidationError
 
 from blocks.hpc import HPCConfig, load_hpc_settings
 from colony.hpc import HPCLimits, HPCSettings
@@ -61,3 +61,14 @@ def test_the_token_is_never_shown() -> None:
     block = HPCConfig(token=SecretStr("s3cret"), tokens=SecretStr('{"t0ken": {"agent": "a"}}'))
     for secret in ("s3cret", "t0ken"):
         assert secret not in repr(block) and secret not in block.model_dump_json()
+
+
+def test_the_block_carries_every_setting_but_the_token_file() -> None:
+    settings = HPCSettings(
+        token=SecretStr("t"), presign_expiry_seconds=60, part_size_bytes=6 * 1024 * 1024, request_timeout_seconds=5
+    )
+    assert HPCConfig.from_settings(settings).settings() == settings
+    assert set(HPCSettings.model_fields) - set(HPCConfig.model_fields) == {"limits", "tokens_file"}
+    assert set(HPCLimits.model_fields) <= set(HPCConfig.model_fields)  # the limits, one field per cap
+    with pytest.raises(ValidationError, match="part_size_bytes"):
+        HPCConfig(token=SecretStr("t"), part_size_bytes=1)

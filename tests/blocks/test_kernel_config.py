@@ -12,7 +12,7 @@ from typer.testing import CliRunner
 
 from blocks import ColonyKernelConfig, load_kernel_settings
 from colony.cli import app
-from colony.kernel import AttestationMode
+from colony.kernel import AttestationMode, KernelSettings
 
 
 class TestColonyKernelConfigBlock(BlockStandardTestSuite):
@@ -48,3 +48,12 @@ def test_colony_blocks_register_registers_the_block_type() -> None:
     result = CliRunner().invoke(app, ["blocks", "register"])
     assert result.exit_code == 0, result.output
     assert "Colony Kernel Config" in result.output
+
+
+def test_the_block_carries_every_kernel_setting_but_the_home() -> None:
+    settings = KernelSettings(
+        database_url="sqlite:///x.db", attestation_secret="s" * 32, min_strength=0.05, approval_ttl_seconds=60
+    )
+    carried = ColonyKernelConfig.from_settings(settings).kernel_settings()
+    assert carried.model_dump(exclude={"home"}) == settings.model_dump(exclude={"home"})
+    assert set(KernelSettings.model_fields) - set(ColonyKernelConfig.model_fields) == {"home"}

@@ -23,7 +23,7 @@ from prefect.client.orchestration import get_client
 from prefect.deployments import run_deployment
 from prefect.flow_runs import resume_flow_run, wait_for_flow_run
 from prefect.settings import PREFECT_API_URL, temporary_settings
-from prefect.states import State
+from prefect.states import AwaitingRetry, Crashed, State
 
 from colony.kernel import ColonyKernel, KernelSettings
 from flows.gated_action import GatedActionSummary, Outcome
@@ -191,3 +191,28 @@ def test_a_held_run_resumed_on_another_worker_keeps_its_verdict(
             record = json.loads(stored.read_text())
             assert record["metadata"]["serializer"]["type"] == "json", stored
             assert '"authorization": "v1.' not in record["result"], stored
+
+
+def test_a_run_retried_after_its_record_reports_that_outcome_and_runs_nothing_again(
+    workers: Callable[[str], Worker], colony_home: Path, tmp_path: Path
+) -> None:
+    kernel = ColonyKernel(KernelSettings(home=colony_home))
+    kernel.set_trust("engineer-9", 0.8)
+    path = tmp_path / "once.txt"
+    request = {**LEDGER_REQUEST, "agent_id": "engineer-9", "evidence": {"tests": ["tests/test_ledger.py"]}}
+    request["call"] = {**LEDGER_REQUEST["call"], "arguments": {"path": str(path), "text": "figures"}}  # type: ignore[dict-item]
+    workers("worker-a")
+    run = run_deployment(f"gated-action/{NAME}", parameters={"request": request}, timeout=0)
+    first = final(run.id)
+    assert first.name == "Executed"
+    path.unlink()
+    with get_client(sync_client=True) as client:  # the machine died after the record: crashed, then retried
+        client.set_flow_run_state(run.id, Crashed(message="lost after its record"), force=True)
+        client.set_flow_run_state(run.id, AwaitingRetry(), force=True)  # what the recovery automation does
+    state = final(run.id)
+    assert state.name == "Executed" and "this start ran nothing" in (state.message or ""), state
+    assert not path.exists()  # the action did not run again
+    assert kernel.proposal_counts("engineer-9").total == 1
+    [consequence] = kernel.consequence_log("engineer-9")
+    summary = state.result()
+    assert isinstance(summary, GatedActionSummary) and summary.consequence_id == consequence.consequence_id

@@ -2,7 +2,8 @@
 
 ``prefect_harness`` runs Prefect's own ``prefect_test_harness`` (a temporary API server on
 SQLite) once per session. ``prefect_server`` starts ``prefect server start`` on a free
-port in a temporary PREFECT_HOME, once per session, for end-to-end tests of deployments.
+port in a temporary PREFECT_HOME, once per session, for end-to-end tests of deployments;
+``running_prefect_server`` starts one on a given database (PostgreSQL for the at-scale test).
 """
 
 from __future__ import annotations
@@ -12,6 +13,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -45,10 +47,9 @@ class PrefectServer:
         return {**os.environ, "PREFECT_API_URL": self.api_url, "PREFECT_HOME": str(self.home), **extra}
 
 
-@pytest.fixture(scope="session")
-def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrefectServer]:
-    """``prefect server start`` on a free loopback port, stopped at the end of the session."""
-    home = tmp_path_factory.mktemp("prefect-server-home")
+@contextmanager
+def running_prefect_server(home: Path, database_url: str | None = None) -> Iterator[PrefectServer]:
+    """``prefect server start`` on a free loopback port with its state in ``database_url`` (default: SQLite in home)."""
     port = free_port()
     prefect = Path(sys.executable).parent / "prefect"
     if not prefect.exists():
@@ -56,7 +57,7 @@ def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prefect
     env = {
         **os.environ,
         "PREFECT_HOME": str(home),
-        "PREFECT_SERVER_DATABASE_CONNECTION_URL": f"sqlite+aiosqlite:///{home / 'prefect.db'}",
+        "PREFECT_SERVER_DATABASE_CONNECTION_URL": database_url or f"sqlite+aiosqlite:///{home / 'prefect.db'}",
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "PREFECT_UI_ENABLED": "false",
     }
@@ -91,3 +92,10 @@ def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Prefect
             process.kill()
             process.wait()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def prefect_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[PrefectServer]:
+    """``prefect server start`` on SQLite, on a free loopback port, stopped at the end of the session."""
+    with running_prefect_server(tmp_path_factory.mktemp("prefect-server-home")) as server:
+        yield server

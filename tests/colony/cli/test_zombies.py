@@ -12,11 +12,20 @@ from uuid import uuid4
 import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
-from prefect.client.schemas.objects import FlowRun
+from prefect.client.schemas.objects import FlowRun, StateType
+from prefect.events.actions import ChangeFlowRunState
 from prefect.events.filters import EventFilter, EventNameFilter, EventResourceFilter
 from prefect.settings import PREFECT_API_URL, temporary_settings
+from pydantic import ValidationError
 
-from colony.cli.zombies import MISSED_HEARTBEATS, ZOMBIE_AUTOMATION, ensure_zombie_automation
+from colony.cli.zombies import (
+    MISSED_HEARTBEATS,
+    RECOVERY_AUTOMATION,
+    ZOMBIE_AUTOMATION,
+    RecoverySettings,
+    ensure_automations,
+    recovery_automation,
+)
 from flows.deployments import FLOW_RUN_ENV, HEARTBEAT_SECONDS
 from tests.services.prefect import PrefectServer
 
@@ -45,11 +54,12 @@ def api(prefect_server: PrefectServer) -> Iterator[PrefectServer]:
         yield prefect_server
 
 
-def test_ensuring_twice_leaves_one_automation(api: PrefectServer) -> None:
-    ensure_zombie_automation()
-    assert ensure_zombie_automation() == "updated"
+def test_ensuring_twice_leaves_one_of_each_automation(api: PrefectServer) -> None:
+    ensure_automations()
+    assert ensure_automations() == {ZOMBIE_AUTOMATION: "updated", RECOVERY_AUTOMATION: "updated"}
     with get_client(sync_client=True) as client:
         assert len(client.read_automations_by_name(ZOMBIE_AUTOMATION)) == 1
+        assert len(client.read_automations_by_name(RECOVERY_AUTOMATION)) == 1
 
 
 def poll_flow_run(name: str, seconds: float, done: str) -> FlowRun:
@@ -76,7 +86,7 @@ def wait_for_heartbeat(flow_run: FlowRun, seconds: float = 60) -> None:
 
 
 def test_a_colony_run_whose_process_died_is_marked_crashed(api: PrefectServer, tmp_path: Path) -> None:
-    ensure_zombie_automation()
+    ensure_automations()
     script = tmp_path / "doomed.py"
     script.write_text(DOOMED_FLOW)
     name = f"doomed-{uuid4()}"
@@ -95,3 +105,18 @@ def test_a_colony_run_whose_process_died_is_marked_crashed(api: PrefectServer, t
     grace = MISSED_HEARTBEATS * HEARTBEAT_SECONDS + 90  # the automation's window, then its evaluation
     crashed = poll_flow_run(name, seconds=grace, done="Crashed")
     assert crashed.state is not None and "missing heartbeats" in (crashed.state.message or "")
+
+
+def test_a_zombie_window_within_one_heartbeat_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLONY_ZOMBIE_SECONDS", str(HEARTBEAT_SECONDS))  # a live run would look dead
+    with pytest.raises(ValidationError, match="zombie_seconds"):
+        RecoverySettings()
+
+
+def test_a_crashed_run_is_scheduled_again_only_on_its_first_starts() -> None:
+    automation = recovery_automation(RecoverySettings(crash_retries=2))
+    assert automation.enabled
+    assert automation.trigger.match["prefect.run-count"] == ["1", "2"]  # type: ignore[union-attr]
+    [action] = automation.actions
+    assert isinstance(action, ChangeFlowRunState) and action.state is StateType.SCHEDULED
+    assert not recovery_automation(RecoverySettings(crash_retries=0)).enabled
