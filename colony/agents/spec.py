@@ -43,7 +43,9 @@ class ToolOverride(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     name: str | None = Field(
-        default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_.-]*$", description="Name shown to the model."
+        default=None,
+        pattern=r"^[A-Za-z_][A-Za-z0-9_-]{0,63}$",
+        description="Name shown to the model (letters, digits, '_' and '-': what every provider accepts).",
     )
     description: str | None = Field(default=None, min_length=1, description="Text shown to the model.")
 
