@@ -15,6 +15,7 @@ MODULES = [
     "governance",
     "sandbox",
     "hpc",
+    "agents",
 ]
 
 

@@ -108,6 +108,10 @@ class ColonyToolset(AbstractToolset[Any]):
     def __init__(self, agent: Agent, *, toolset_id: str | None = None) -> None:
         self.agent = agent
         self._id = toolset_id or f"colony-{agent.name}"
+        # The mounts and the spec are fixed at assembly, so the tools (and which are governed) are built once.
+        menu = agent.menu()
+        self._tools = {entry.name: self._tool(entry) for entry in menu}
+        self._governed = {entry.name: agent.governed(entry) for entry in menu}
 
     @property
     def id(self) -> str | None:
@@ -116,7 +120,7 @@ class ColonyToolset(AbstractToolset[Any]):
 
     async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
         """Every menu entry as a pydantic-ai tool: name, description and schema as ``Agent.menu`` shows them."""
-        return {entry.name: self._tool(entry) for entry in self.agent.menu()}
+        return dict(self._tools)
 
     def _tool(self, entry: ActionDescription) -> ToolsetTool[Any]:
         return ToolsetTool(
@@ -135,10 +139,9 @@ class ColonyToolset(AbstractToolset[Any]):
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
         """Run the call through the pipeline as the agent and turn its outcome into what the model reads."""
-        _, entry = self.agent.lookup(name)
         arguments = dict(tool_args)
         case: dict[str, Any] = {}
-        if self.agent.governed(entry):
+        if self._governed[name]:
             case = {key: arguments.pop(key) for key in GOVERNANCE_PROPERTIES if key in arguments}
         approval_id = (ctx.tool_call_metadata or {}).get("approval_id") if ctx.tool_call_approved else None
         try:
