@@ -47,6 +47,11 @@ _ANY_OBJECT = pydantic_core.SchemaValidator(
 )
 
 
+_STRONGER_CASE = (
+    "a stronger case (rationale, rollback plan, evidence such as tests) or trust earned by recorded successes"
+)
+
+
 def steer(ctx: RunContext[Any], message: str) -> str:
     """Ask the model to correct its call; on the tool's last allowed attempt, answer with the message instead.
 
@@ -76,21 +81,12 @@ def refusal_text(outcome: CallOutcome) -> str:
     approval = outcome.approval or {}
     name = f"{outcome.tool}.{outcome.action}"
     if outcome.status is CallStatus.REFUSED:
+        needed = "; ".join(verdict.get("required_evidence") or []) or _STRONGER_CASE
         lines = [
             f"NOT RUN: Colony's gate refused {name} (gate score {verdict.get('gate_score')}).",
             f"Reason: {verdict.get('reason', '')}",
+            f"What would change it: {needed}. Do not retry the same call unchanged.",
         ]
-        needed = verdict.get("required_evidence") or []
-        lines.append(
-            "What would change it: "
-            + (
-                "; ".join(needed)
-                if needed
-                else "a stronger case (rationale, rollback plan, "
-                "evidence such as tests) or more trust earned by recorded successes"
-            )
-            + ". Do not retry the same call unchanged."
-        )
         return "\n".join(lines)
     reviewer = approval.get("reviewer") or "nobody"
     note = approval.get("note") or ""
