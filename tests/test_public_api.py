@@ -38,13 +38,13 @@ def test_agent_exports_are_pinned():
     import colony.agents
 
     assert sorted(colony.agents.__all__) == [
-        "MODEL_ENV",
         "Agent",
         "AgentOutput",
         "AgentSpec",
         "Approval",
         "ColonyToolset",
         "HeldRun",
+        "MODEL_ENV",
         "ToolOverride",
         "assemble",
         "decisions",
