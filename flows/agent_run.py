@@ -73,7 +73,12 @@ def run_agent(
         kept = HeldRun.of(agent.name, result.all_messages(), output, spec)
         _attach(agent, kept)
         summary = AgentRunSummary(
-            agent=agent.name, spec=spec, held=True, approvals=kept.approval_ids, held_run=kept, tool_calls=calls
+            agent=agent.name,
+            spec=spec,
+            held=True,
+            approvals=kept.approval_ids,
+            held_run=kept.model_dump(mode="json"),
+            tool_calls=calls,
         )
         message = f"waits for approval of {', '.join(kept.approval_ids)}; decide, then run again with resume_from"
         publish(RESULT_ARTIFACT, f"# {agent.name}: held\n\n{message}\n", f"{agent.name}: held")
@@ -92,7 +97,7 @@ def _held(flow_run_id: UUID, agent: Agent) -> HeldRun:
         raise AgentSpecError(f"flow run {flow_run_id} is not a held agent-run")
     if summary.agent != agent.name:
         raise AgentSpecError(f"flow run {flow_run_id} is agent {summary.agent!r}'s, not {agent.name!r}'s")
-    return summary.held_run
+    return HeldRun.model_validate(summary.held_run)
 
 
 def _attach(agent: Agent, held: HeldRun) -> None:

@@ -13,7 +13,6 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
-from colony.agents import HeldRun
 from colony.kernel import GateVerdict, Role
 from flows._approval import ApprovalInput
 
@@ -65,5 +64,7 @@ class AgentRunSummary(BaseModel):
     held: bool = Field(description="Whether the run ended waiting for a person.")
     output: str | None = Field(default=None, description="The agent's answer, when it gave one.")
     approvals: list[str] = Field(default_factory=list, description="The approval requests a held run waits on.")
-    held_run: HeldRun | None = Field(default=None, description="A held run's messages and held calls (to resume).")
+    held_run: dict[str, Any] | None = Field(
+        default=None, description="A held run's messages and held calls (a colony.agents.HeldRun, to resume)."
+    )
     tool_calls: int = Field(default=0, description="Tool calls the model made in this run.")

@@ -11,16 +11,19 @@ from __future__ import annotations
 import asyncio
 import json
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from pydantic_ai import DeferredToolRequests
 from rich.console import Console
 
-from colony.agents import Agent, HeldRun, assemble, decisions, load_agent_spec, run
 from colony.errors import ColonyError
 from colony.kernel import KernelSettings
-from colony.runtime import Runtime
+
+if TYPE_CHECKING:
+    from colony.agents import Agent
+
+# colony.agents (and pydantic-ai with it) is imported by the agent commands only: every other
+# `colony` command, and the servers it starts, would otherwise pay for importing it.
 
 agent_app = typer.Typer(no_args_is_help=True, help="Agents: what the model sees, the model loop, held runs.")
 console = Console()
@@ -35,6 +38,9 @@ def _fail(error: ColonyError) -> typer.Exit:
 
 
 def _assemble(spec_path: Path) -> Agent:
+    from colony.agents import assemble, load_agent_spec
+    from colony.runtime import Runtime
+
     try:
         return assemble(load_agent_spec(spec_path), Runtime())
     except ColonyError as error:
@@ -76,6 +82,10 @@ def show(spec: SpecArgument, as_json: JsonFlag = False) -> None:
 
 def _finish(agent: Agent, result: Any, spec_path: str | None, as_json: bool) -> None:
     """Print the answer, or keep the held run and say how to decide and resume it (exit 2)."""
+    from pydantic_ai import DeferredToolRequests
+
+    from colony.agents import HeldRun
+
     output = result.output
     if not isinstance(output, DeferredToolRequests):
         typer.echo(json.dumps({"ok": True, "output": output}) if as_json else output)
@@ -99,6 +109,8 @@ def run_agent(
     as_json: JsonFlag = False,
 ) -> None:
     """Run the model loop on the spec's model (or COLONY_MODEL); every tool call goes through Colony's gate."""
+    from colony.agents import run
+
     agent = _assemble(spec)
 
     async def go() -> Any:
@@ -123,6 +135,8 @@ def resume(
     as_json: JsonFlag = False,
 ) -> None:
     """Carry on a held run with the kernel's decisions: approved calls run (once), rejected ones answer so."""
+    from colony.agents import HeldRun, decisions, run
+
     try:
         held = HeldRun.load(_held_runs(), run_id)
     except ColonyError as error:
