@@ -54,7 +54,8 @@ class HeldRun(BaseModel):
     def approval_ids(self) -> list[str]:
         """The approval requests the run waits on, in call order."""
         deferred = self.deferred()
-        return [str(deferred.metadata.get(call.tool_call_id, {}).get("approval_id")) for call in deferred.approvals]
+        found = (deferred.metadata.get(call.tool_call_id, {}).get("approval_id") for call in deferred.approvals)
+        return [approval_id for approval_id in found if isinstance(approval_id, str)]
 
     def history(self) -> list[ModelMessage]:
         """The messages to resume with."""
