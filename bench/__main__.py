@@ -16,6 +16,7 @@ MODULES = [
     "audit",
     "sandbox",
     "hpc",
+    "agents",
 ]
 
 

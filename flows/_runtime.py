@@ -58,12 +58,22 @@ def _catalog(path: Path) -> Catalog:
     return catalog
 
 
-def flow_runtime(settings: KernelSettings, *, approval_timeout_seconds: int = 3600, poll_seconds: int = 5) -> Runtime:
-    """The process's runtime for ``settings``, sharing one catalog and one tool pool with every flow here."""
+def flow_runtime(
+    settings: KernelSettings,
+    *,
+    approval_timeout_seconds: int = 3600,
+    poll_seconds: int = 5,
+    pause_on_hold: bool = True,
+) -> Runtime:
+    """The process's runtime for ``settings``, sharing one catalog and one tool pool with every flow here.
+
+    ``pause_on_hold=False`` answers a HOLD as HELD instead of pausing the run (``agent-run``
+    ends and is resumed by a later run, holding no worker while a person decides).
+    """
     install_secret_resolver()
     kernel = kernel_for(settings)
     path = registry_path()
-    key = (settings.model_dump_json(), path, approval_timeout_seconds, poll_seconds)
+    key = (settings.model_dump_json(), path, approval_timeout_seconds if pause_on_hold else -1, poll_seconds)
     with _lock:
         runtime = _runtimes.get(key)
         if runtime is None:
@@ -82,7 +92,7 @@ def flow_runtime(settings: KernelSettings, *, approval_timeout_seconds: int = 36
                 pool=POOL,
                 kernels=KernelProvider(kernel),
                 executor=TaskExecutor(),
-                on_hold=on_hold,
+                on_hold=on_hold if pause_on_hold else None,
                 events=PrefectEvents(),
                 propose=ask_gate,
             )

@@ -1,4 +1,4 @@
-"""What the gated-action and tool-call runs return: their results, kept as JSON.
+"""What the gated-action, tool-call and agent-run runs return: their results, kept as JSON.
 
 A kept result names its class by module and name (Prefect's JSON serializer), and a
 worker loads a flow from its file under another module name; defined here, these
@@ -16,7 +16,7 @@ from pydantic import BaseModel, Field
 from colony.kernel import GateVerdict, Role
 from flows._approval import ApprovalInput
 
-__all__ = ["GatedActionSummary", "Outcome", "ToolCallResult"]
+__all__ = ["AgentRunSummary", "GatedActionSummary", "Outcome", "ToolCallResult"]
 
 
 class Outcome(StrEnum):
@@ -54,3 +54,17 @@ class ToolCallResult(BaseModel):
     result: Any = Field(description="The action's result.")
     cached: bool = Field(description="Whether the result is a cache hit of an earlier identical call.")
     verdict: dict[str, Any] | None = Field(default=None, description="The gate's verdict, for a governed tool.")
+
+
+class AgentRunSummary(BaseModel):
+    """How an agent run ended: its answer, or the held calls it waits on and how to carry it on."""
+
+    agent: str = Field(description="The agent's name.")
+    spec: str = Field(description="The agent spec file the run used.")
+    held: bool = Field(description="Whether the run ended waiting for a person.")
+    output: str | None = Field(default=None, description="The agent's answer, when it gave one.")
+    approvals: list[str] = Field(default_factory=list, description="The approval requests a held run waits on.")
+    held_run: dict[str, Any] | None = Field(
+        default=None, description="A held run's messages and held calls (a colony.agents.HeldRun, to resume)."
+    )
+    tool_calls: int = Field(default=0, description="Tool calls the model made in this run.")

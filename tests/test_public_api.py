@@ -32,3 +32,25 @@ def test_error_tree_in_docstring_names_every_error():
         value = getattr(colony.errors, name)
         if isinstance(value, type) and issubclass(value, Exception):
             assert name in tree, f"{name} is missing from the tree drawn in colony/errors.py"
+
+
+def test_agent_exports_are_pinned():
+    import colony.agents
+
+    assert sorted(colony.agents.__all__) == [
+        "Agent",
+        "AgentOutput",
+        "AgentSpec",
+        "Approval",
+        "ColonyToolset",
+        "HeldRun",
+        "MODEL_ENV",
+        "ToolOverride",
+        "assemble",
+        "decisions",
+        "load_agent_spec",
+        "model_agent",
+        "resolve_model",
+        "run",
+        "steer",
+    ]

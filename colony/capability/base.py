@@ -132,7 +132,8 @@ def action_menu(
     """The actions of ``capabilities`` a planner is offered, with unique names.
 
     An action keeps its own name unless two capabilities offer the same one;
-    then each is qualified as ``<capability>.<action>``.
+    then each is qualified as ``<capability>__<action>``: letters, digits and ``_`` only,
+    the names every model provider accepts for a tool.
     """
     include = frozenset(include_tags or ())
     exclude = frozenset(exclude_tags or ())
@@ -150,7 +151,7 @@ def action_menu(
         card = capability.get_action_group_description()
         tags = capability.get_capability_tags()
         for name, definition in capability.actions().items():
-            shown = name if counts[name] == 1 else f"{capability.capability_name()}.{name}"
+            shown = name if counts[name] == 1 else f"{capability.capability_name()}__{name}"
             menu.append(
                 ActionDescription(
                     name=shown,

@@ -5,6 +5,7 @@ from __future__ import annotations
 import typer
 from rich.console import Console
 
+from colony.cli.agent import agent_app
 from colony.cli.approvals import approvals_app
 from colony.cli.audit import audit_app
 from colony.cli.blocks import blocks_app
@@ -42,6 +43,7 @@ app.add_typer(hpc_app, name="hpc")
 app.add_typer(kernel_app, name="kernel")
 app.add_typer(approvals_app, name="approvals")
 app.add_typer(audit_app, name="audit")
+app.add_typer(agent_app, name="agent")
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(blocks_app, name="blocks")
 app.command("up")(up)

@@ -1,8 +1,8 @@
 """The one call pipeline: Principal, CallRequest, Runtime.call, the Governor, the Catalog and the ToolPool."""
 
 from colony.runtime.authorization import Authorization
-from colony.runtime.call import CallOutcome, CallRequest, CallStatus
-from colony.runtime.catalog import Catalog, CatalogTool
+from colony.runtime.call import GOVERNANCE_PROPERTIES, CallOutcome, CallRequest, CallStatus
+from colony.runtime.catalog import Catalog, CatalogTool, is_governed
 from colony.runtime.executor import Executor, InProcessExecutor
 from colony.runtime.governor import GovernanceEvents, Governor, HeldCall, HoldDecision, HoldStrategy
 from colony.runtime.kernels import KernelProvider
@@ -12,6 +12,7 @@ from colony.runtime.runtime import Runtime
 
 __all__ = [
     "ALL_CAPABILITIES",
+    "GOVERNANCE_PROPERTIES",
     "LOCAL_OPERATOR",
     "OPERATOR_SCOPE",
     "Acting",
@@ -32,4 +33,5 @@ __all__ = [
     "Principal",
     "Runtime",
     "ToolPool",
+    "is_governed",
 ]

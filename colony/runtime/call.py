@@ -10,7 +10,24 @@ from typing import Any
 from colony.errors import ActionNotExecutedError, ColonyError
 from colony.runtime.principal import Acting
 
-__all__ = ["CallOutcome", "CallRequest", "CallStatus"]
+__all__ = ["GOVERNANCE_PROPERTIES", "CallOutcome", "CallRequest", "CallStatus"]
+
+#: The case a governed call carries to the gate, as JSON Schema properties: every surface that
+#: serves a governed tool (MCP, the gateway, an agent's toolset) adds these to its input schema.
+GOVERNANCE_PROPERTIES: dict[str, Any] = {
+    "rationale": {
+        "type": "string",
+        "description": "Why this side-effecting call is necessary (shown to the gate; 20+ characters).",
+    },
+    "rollback_plan": {
+        "type": "string",
+        "description": "How to undo the call's effect if it goes wrong (the gate asks for one).",
+    },
+    "evidence": {
+        "type": "object",
+        "description": "Supporting evidence for the gate: test IDs under 'tests', PR URLs, error logs.",
+    },
+}
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,6 +17,7 @@ from typing import Any
 from mcp_types import ToolAnnotations
 
 from colony.capability import ToolCapability
+from colony.runtime.call import GOVERNANCE_PROPERTIES
 from colony.runtime.catalog import is_governed
 from colony.spec import Determinism
 from colony.surfaces.kernel_tools import KernelTool, kernel_tools
@@ -30,21 +31,6 @@ __all__ = [
     "kernel_definition",
     "served_definition",
 ]
-
-GOVERNANCE_PROPERTIES: dict[str, Any] = {
-    "rationale": {
-        "type": "string",
-        "description": "Why this side-effecting call is necessary (shown to the gate; 20+ characters).",
-    },
-    "rollback_plan": {
-        "type": "string",
-        "description": "How to undo the call's effect if it goes wrong (the gate asks for one).",
-    },
-    "evidence": {
-        "type": "object",
-        "description": "Supporting evidence for the gate: test IDs under 'tests', PR URLs, error logs.",
-    },
-}
 
 
 @dataclass(frozen=True)

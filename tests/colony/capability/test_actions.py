@@ -177,7 +177,7 @@ def test_menu_filters_by_tags_and_qualifies_clashing_names():
 
     capabilities = [EchoTool(), Other(), Plain()]
     everything = {entry.name for entry in action_menu(capabilities)}
-    assert {"echo_double.check_preconditions", "other_double.check_preconditions", "ping", "echo"} <= everything
+    assert {"echo_double__check_preconditions", "other_double__check_preconditions", "ping", "echo"} <= everything
     tools_only = {entry.capability for entry in action_menu(capabilities, include_tags={"tool"})}
     assert tools_only == {"echo_double", "other_double"}
     testing_only = action_menu(capabilities, include_tags={"tool", "testing"})

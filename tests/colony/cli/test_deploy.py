@@ -24,6 +24,7 @@ DEPLOYMENTS = [
     "gated-action/gated-action",
     "tool-call/tool-call",
     "hpc-job/hpc-job",
+    "agent-run/agent-run",
 ]
 BLOCK = "colony-deploy-test"  # not the default name: other tests' flows on this server load that one
 

@@ -36,6 +36,7 @@ DEPLOYMENTS = [
     "gated-action/gated-action",
     "tool-call/tool-call",
     "hpc-job/hpc-job",
+    "agent-run/agent-run",
 ]
 
 

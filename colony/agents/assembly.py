@@ -1,4 +1,4 @@
-"""Agents as data: an AgentSpec names capabilities; ``assemble`` mounts them.
+"""Assembly: an AgentSpec's capabilities mounted, and the menu its model is offered.
 
 Per-agent tool text (``tool_overrides``) and the operator's approval decision
 (``tool_approval``) are applied as thin layers over the capabilities' own menu,
@@ -16,67 +16,15 @@ would run it.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Iterable, Mapping
-from enum import StrEnum
-from pathlib import Path
 from typing import Any
 
-import yaml
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
-
+from colony.agents.spec import AgentSpec, Approval
 from colony.capability import ActionDescription, AgentCapability, ToolCapability, action_menu
-from colony.errors import AgentSpecError, ColonyError, UnknownToolError, field_errors, summarize
-from colony.runtime import CallOutcome, CallRequest, Principal, Runtime
+from colony.errors import AgentSpecError, ColonyError, UnknownToolError
+from colony.runtime import GOVERNANCE_PROPERTIES, CallOutcome, CallRequest, Principal, Runtime, is_governed
 
-__all__ = ["Agent", "AgentSpec", "Approval", "ToolOverride", "assemble", "load_agent_spec"]
-
-
-class Approval(StrEnum):
-    """The operator's per-tool approval setting."""
-
-    REQUIRED = "required"
-    NEVER = "never"
-
-
-class ToolOverride(BaseModel):
-    """How one agent sees one tool: a new name, a new description, or both."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str | None = Field(
-        default=None, pattern=r"^[A-Za-z_][A-Za-z0-9_.-]*$", description="Name shown to the model."
-    )
-    description: str | None = Field(default=None, min_length=1, description="Text shown to the model.")
-
-
-class AgentSpec(BaseModel):
-    """An agent, as data: who it is and which capabilities it mounts."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
-
-    name: str = Field(min_length=1, description="The agent's id, used for trust and roles.")
-    description: str = Field(default="", description="What the agent is for.")
-    capabilities: tuple[str, ...] = Field(min_length=1, description="Catalog tool names.")
-    tool_overrides: dict[str, ToolOverride] = Field(
-        default_factory=dict, description="Per-tool renames and rewordings, by tool or action id."
-    )
-    tool_approval: dict[str, Approval] = Field(
-        default_factory=dict, description="Operator approval per tool or action id."
-    )
-
-
-def load_agent_spec(path: Path) -> AgentSpec:
-    """Read an AgentSpec from a YAML or JSON file, naming the file on error."""
-    try:
-        text = path.read_text(encoding="utf-8")
-        data = json.loads(text) if path.suffix == ".json" else yaml.safe_load(text)
-    except (OSError, json.JSONDecodeError, yaml.YAMLError) as error:
-        raise AgentSpecError(f"{path}: cannot read agent spec: {error}") from None
-    try:
-        return AgentSpec.model_validate(data)
-    except ValidationError as error:
-        raise AgentSpecError(f"{path}: invalid agent spec: {summarize(field_errors(error))}") from None
+__all__ = ["Agent", "assemble"]
 
 
 class Agent:
@@ -205,6 +153,19 @@ class Agent:
         setting = self.spec.tool_approval.get(entry.action_id) or self.spec.tool_approval.get(capability_id)
         return setting is Approval.REQUIRED
 
+    def governed(self, entry: ActionDescription) -> bool:
+        """Whether a call of this menu entry passes the gate (it changes the world, or a person must approve it)."""
+        capability, _ = self.lookup(entry.name)
+        return _governed(capability, entry.action, self._approval_required(entry))
+
+    def retries(self, entry: ActionDescription) -> int:
+        """How often the model may retry this action after a bad call (``tool_retries``, by action or tool id)."""
+        capability_id = entry.action_id.removesuffix(f".{entry.action}")
+        for key in (entry.action_id, capability_id):
+            if key in self.spec.tool_retries:
+                return self.spec.tool_retries[key]
+        return self.spec.default_retries
+
     async def shutdown(self) -> None:
         """Shut down the runtime's tool instances (containers included)."""
         try:
@@ -222,7 +183,12 @@ class Agent:
 
     def _check_override_keys(self) -> None:
         known = self._ids()
-        for setting, keys in (("tool_overrides", self.spec.tool_overrides), ("tool_approval", self.spec.tool_approval)):
+        settings = (
+            ("tool_overrides", self.spec.tool_overrides),
+            ("tool_approval", self.spec.tool_approval),
+            ("tool_retries", self.spec.tool_retries),
+        )
+        for setting, keys in settings:
             unknown = sorted(set(keys) - set(known))
             if unknown:
                 raise AgentSpecError(
@@ -245,7 +211,18 @@ class Agent:
             updates["name"] = override.name
         if override and override.description:
             updates["description"] = override.description
+        if _governed(capability, entry.action, approval is Approval.REQUIRED):
+            # The gate reads the call's case: the model is asked for it beside the arguments.
+            schema = dict(entry.input_schema)
+            properties = dict(schema.get("properties", {}))
+            schema["properties"] = properties | {k: v for k, v in GOVERNANCE_PROPERTIES.items() if k not in properties}
+            updates["input_schema"] = schema
         return entry.model_copy(update=updates)
+
+
+def _governed(capability: AgentCapability, action: str, approval_required: bool) -> bool:
+    """Whether a call passes the gate: the tool changes the world (or costs), or a person must approve it."""
+    return approval_required or (isinstance(capability, ToolCapability) and is_governed(type(capability), action))
 
 
 def assemble(spec: AgentSpec, runtime: Runtime | None = None) -> Agent:

@@ -1,0 +1,183 @@
+"""An assembled agent's menu as a pydantic-ai toolset, every call made through ``Runtime.call``.
+
+The model is offered each menu entry exactly as ``Agent.menu`` shows it: the name
+and description after ``tool_overrides``, the input schema (with the gate's
+``rationale``/``rollback_plan``/``evidence`` for a governed action). A call runs
+through the one pipeline as the agent's own principal; how each outcome reaches
+the model:
+
+    EXECUTED           the result (the verdict and record ride along as metadata)
+    bad arguments      a retry naming each field at fault; on the tool's last
+                       allowed attempt the same text as the result (``steer``)
+    REFUSED            a plain result: the verdict and what would change it
+    HELD               a pydantic-ai deferred approval; its metadata carries
+                       Colony's ``approval_id``
+    REJECTED, expired  a plain result naming who decided and why
+    FAILED             a terminal tool failure (ToolFailed): the model adapts
+
+A resumed call is resubmitted with the ``approval_id`` the deferred result's
+metadata names; ``ctx.tool_call_approved`` by itself grants nothing (only the
+kernel's approval state does), so a forged or replayed approval reaches the
+model as a refusal, never as an executed call.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pydantic_core
+from pydantic_ai import RunContext
+from pydantic_ai.exceptions import ApprovalRequired, ModelRetry, ToolFailed
+from pydantic_ai.messages import ToolReturn
+from pydantic_ai.tools import ToolDefinition
+from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
+
+from colony.agents.assembly import Agent
+from colony.capability import ActionDescription
+from colony.errors import ColonyError, ToolInputError
+from colony.runtime import GOVERNANCE_PROPERTIES, CallOutcome, CallStatus
+
+__all__ = ["ColonyToolset", "refusal_text", "steer"]
+
+# Arguments are validated by the pipeline (the action's own signature), so its field errors steer the model.
+_ANY_OBJECT = pydantic_core.SchemaValidator(
+    pydantic_core.core_schema.dict_schema(
+        pydantic_core.core_schema.str_schema(), pydantic_core.core_schema.any_schema()
+    )
+)
+
+
+_STRONGER_CASE = (
+    "a stronger case (rationale, rollback plan, evidence such as tests) or trust earned by recorded successes"
+)
+
+
+def steer(ctx: RunContext[Any], message: str) -> str:
+    """Ask the model to correct its call; on the tool's last allowed attempt, answer with the message instead.
+
+    A retry past a tool's budget would end the whole run; the message returned as the
+    result lets the model carry on (seed 002's ``steer``).
+
+    Raises:
+        ModelRetry: While the tool has retries left.
+    """
+    if ctx.last_attempt:
+        return message
+    raise ModelRetry(message)
+
+
+def input_error_text(error: ToolInputError) -> str:
+    """A bad call as the model reads it: the message and each field with what it expected."""
+    lines = [error.message]
+    for fault in error.errors:
+        expected = f" (expected {fault.expected})" if fault.expected else ""
+        lines.append(f"- {fault.field or '<input>'}: {fault.message}{expected}")
+    return "\n".join(lines)
+
+
+def refusal_text(outcome: CallOutcome) -> str:
+    """A call that did not run, as a plain answer: what was decided, by whom, and what would change it."""
+    verdict = outcome.verdict or {}
+    approval = outcome.approval or {}
+    name = f"{outcome.tool}.{outcome.action}"
+    if outcome.status is CallStatus.REFUSED:
+        needed = "; ".join(verdict.get("required_evidence") or []) or _STRONGER_CASE
+        lines = [
+            f"NOT RUN: Colony's gate refused {name} (gate score {verdict.get('gate_score')}).",
+            f"Reason: {verdict.get('reason', '')}",
+            f"What would change it: {needed}. Do not retry the same call unchanged.",
+        ]
+        return "\n".join(lines)
+    reviewer = approval.get("reviewer") or "nobody"
+    note = approval.get("note") or ""
+    state = approval.get("state", outcome.status.value)
+    return (
+        f"NOT RUN: {name} was held for a person's approval and is {state} (decided by {reviewer}"
+        + (f": {note}" if note else "")
+        + "). The refusal is recorded; do not retry it."
+    )
+
+
+class ColonyToolset(AbstractToolset[Any]):
+    """The agent's menu as tools; each call goes through the runtime as the agent (see the module docstring)."""
+
+    def __init__(self, agent: Agent, *, toolset_id: str | None = None) -> None:
+        self.agent = agent
+        self._id = toolset_id or f"colony-{agent.name}"
+        # The mounts and the spec are fixed at assembly, so the tools (and which are governed) are built once.
+        menu = agent.menu()
+        self._tools = {entry.name: self._tool(entry) for entry in menu}
+        self._governed = {entry.name: agent.governed(entry) for entry in menu}
+
+    @property
+    def id(self) -> str | None:
+        """The toolset's id (durable execution names its units after it)."""
+        return self._id
+
+    async def get_tools(self, ctx: RunContext[Any]) -> dict[str, ToolsetTool[Any]]:
+        """Every menu entry as a pydantic-ai tool: name, description and schema as ``Agent.menu`` shows them."""
+        return dict(self._tools)
+
+    def _tool(self, entry: ActionDescription) -> ToolsetTool[Any]:
+        return ToolsetTool(
+            toolset=self,
+            tool_def=ToolDefinition(
+                name=entry.name,
+                description=entry.description,
+                parameters_json_schema=entry.input_schema,
+                metadata={"colony": {"action_id": entry.action_id, "side_effecting": entry.side_effecting}},
+            ),
+            max_retries=self.agent.retries(entry),
+            args_validator=_ANY_OBJECT,
+        )
+
+    async def call_tool(
+        self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
+    ) -> Any:
+        """Run the call through the pipeline as the agent and turn its outcome into what the model reads."""
+        arguments = dict(tool_args)
+        case: dict[str, Any] = {}
+        if self._governed[name]:
+            case = {key: arguments.pop(key) for key in GOVERNANCE_PROPERTIES if key in arguments}
+        approval_id = (ctx.tool_call_metadata or {}).get("approval_id") if ctx.tool_call_approved else None
+        try:
+            outcome = await self.agent.outcome(
+                name,
+                arguments,
+                rationale=_text(case.get("rationale")),
+                rollback_plan=_text(case.get("rollback_plan")),
+                evidence=case.get("evidence") if isinstance(case.get("evidence"), dict) else None,
+                approval_id=approval_id if isinstance(approval_id, str) else None,
+            )
+        except ToolInputError as error:
+            return steer(ctx, input_error_text(error))
+        except ColonyError as error:  # unknown tool, missing capability or secret, a forged approval
+            raise ToolFailed(f"NOT RUN: {error}") from None
+        return self._answer(outcome)
+
+    @staticmethod
+    def _answer(outcome: CallOutcome) -> Any:
+        if outcome.status is CallStatus.EXECUTED:
+            if not outcome.governed:
+                return outcome.result
+            metadata = {"verdict": outcome.verdict, "record": outcome.record, "approval": outcome.approval}
+            return ToolReturn(return_value=outcome.result, metadata=metadata)
+        if outcome.status is CallStatus.HELD:
+            approval = outcome.approval or {}
+            raise ApprovalRequired(
+                metadata={
+                    "approval_id": approval.get("approval_id"),
+                    "tool": outcome.tool,
+                    "action": outcome.action,
+                    "reason": (outcome.verdict or {}).get("reason"),
+                    "expires_at": approval.get("expires_at"),
+                    "resolve": approval.get("resolve"),
+                }
+            )
+        if outcome.status is CallStatus.FAILED:
+            raise ToolFailed(f"{outcome.tool}.{outcome.action} failed: {outcome.error}")
+        return refusal_text(outcome)
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
