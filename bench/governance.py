@@ -107,7 +107,7 @@ def trusted_kernel(home: Path) -> ColonyKernel:
 
 
 async def in_process(home: Path) -> dict[str, list[float]]:
-    """Per-call latencies, call by call: ungoverned execution, the governed call, and the governed call in three hops."""
+    """Per-call latencies, call by call: ungoverned execution, the governed call, and it in three hops."""
     os.environ["COLONY_HOME"] = str(home)  # where append_note writes
     runtime = Runtime(Catalog(sample_catalog(home / "repo")), kernels=KernelProvider(trusted_kernel(home)))
     three_hops = Governor(runtime.kernels, PluggedExecutor(runtime.executor))
@@ -244,9 +244,10 @@ def report_pure(home: Path) -> None:
             )
             print(f"  run {turn + 1}: {line}")
         now = [r["now"] for r in rounds]
+        throughput = statistics.median(n[0] for n in now)
         print(
-            f"pure POST /v1/tool_call unit_convert, 16 clients, now: median {statistics.median(n[0] for n in now):,.0f} "
-            f"req/s, server CPU {spread([n[2] for n in now])}/request"
+            f"pure POST /v1/tool_call unit_convert, 16 clients, now: median {throughput:,.0f} req/s, "
+            f"server CPU {spread([n[2] for n in now])}/request"
         )
         if base:
             ratio = [r["now"][0] / r["before"][0] for r in rounds]
