@@ -235,9 +235,9 @@ class Governor:
                 token=verdict.authorization,
             )
             with deadline_scope(timeout) as left:  # from the action's start, as the executor's own
+                started = values["started"] = self.clock()
                 if not handoff.move(Phase.RUNNING, expires_at=time.monotonic() + left):
                     return
-                started = values["started"] = self.clock()
                 try:
                     values["result"] = blocking(arguments, authorization)
                     what, passed = "executed successfully", True
