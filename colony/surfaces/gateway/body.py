@@ -83,7 +83,7 @@ class BodyGuardMiddleware:
         trailing: list[Message] = []
         task = asyncio.current_task()
         assert task is not None
-        loop = asyncio.get_running_loop()
+        loop = task.get_loop()  # not get_running_loop(): on Python 3.11 each asks the kernel for the pid
         self._deadlines[task] = loop.time() + self.timeout_seconds
         if self._sweeper is None:
             self._sweeper = loop.call_later(self.tick, self._sweep, loop)
