@@ -13,7 +13,8 @@ the same tool declared without side effects (so it runs ungoverned, behind every
 Then the pure ``unit_convert`` at 16 clients against this checkout's gateway and, when
 ``COLONY_BENCH_BASELINE`` names a git ref (default: the commit before the pipeline),
 a gateway built from that ref in a temporary worktree, alternating, with each server's
-CPU time per request (less sensitive to the machine's other load than requests/s).
+CPU time per request (less sensitive to the machine's other load than requests/s), and
+each checkout's gateway app called straight through ASGI (its own cost, without sockets).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ import json
 import os
 import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
@@ -33,6 +35,7 @@ import uvloop
 
 from bench.surfaces import (
     TOOL_CALL,
+    UNLIMITED,
     concurrent,
     cpu_seconds,
     free_port,
@@ -195,6 +198,61 @@ def pure_throughput(source: Path | None, home: str) -> tuple[float, float, float
         gateway.wait(timeout=10)
 
 
+# The gateway app called straight through ASGI (no sockets, no HTTP parsing), in its own process: its CPU
+# time per call is the app's own cost, and steadier on a shared machine than anything measured over sockets.
+APP_HARNESS = """
+import asyncio, json, os, sys, tempfile, time
+os.environ["COLONY_HOME"] = tempfile.mkdtemp()
+os.environ["COLONY_GATEWAY_RATE_LIMITS"] = sys.argv[1]
+from colony.surfaces.gateway import GatewaySettings, create_app
+
+body = sys.argv[2].encode()
+headers = [(b"host", b"127.0.0.1:8787"), (b"content-type", b"application/json"),
+           (b"content-length", str(len(body)).encode())]
+scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+         "path": "/v1/tool_call", "raw_path": b"/v1/tool_call", "query_string": b"", "root_path": "",
+         "headers": headers, "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8787)}
+
+async def main():
+    app = create_app(GatewaySettings(port=8787))
+    events, started = asyncio.Queue(), asyncio.Event()
+    await events.put({"type": "lifespan.startup"})
+    async def lifespan_send(message):
+        started.set()
+    lifespan = asyncio.create_task(app({"type": "lifespan", "asgi": {"version": "3.0"}}, events.get, lifespan_send))
+    await started.wait()
+    async def receive():
+        return {"type": "http.request", "body": body, "more_body": False}
+    answers = []
+    async def send(message):
+        answers.append(message)
+    for _ in range(2000):
+        await app(dict(scope), receive, send)
+    assert answers[0]["status"] == 200, answers[:2]
+    best = float("inf")
+    for _ in range(5):
+        start = time.process_time()
+        for _ in range(5000):
+            await app(dict(scope), receive, send)
+        best = min(best, (time.process_time() - start) / 5000)
+        answers.clear()
+    print(best * 1e6)
+    await events.put({"type": "lifespan.shutdown"})
+    await lifespan
+
+asyncio.run(main())
+"""
+
+
+def app_cpu_microseconds(source: Path | None) -> float:
+    """Best-of-5 CPU time of one POST /v1/tool_call through the gateway app alone, from ``source``'s checkout."""
+    where = source or REPO
+    command = [sys.executable, "-c", APP_HARNESS, UNLIMITED, json.dumps(TOOL_CALL)]
+    env = {**os.environ, "PYTHONPATH": str(where), "COLONY_REPO_ROOT": str(where)}
+    result = subprocess.run(command, cwd=where, env=env, capture_output=True, text=True, check=True)
+    return float(result.stdout.strip().splitlines()[-1])
+
+
 def spread(values: list[float], unit: str = "ms") -> str:
     return f"median {statistics.median(values):.3f} {unit} (runs: {', '.join(f'{v:.3f}' for v in values)})"
 
@@ -232,14 +290,19 @@ def report_pure(home: Path) -> None:
     base = baseline_checkout(BASELINE, home / "baseline")
     try:
         rounds = []
+        apps: list[dict[str, float]] = []
         for turn in range(ROUNDS):  # alternate, and swap who goes first, so drift hits both sides alike
             sides = [("now", None), ("before", base)] if base else [("now", None)]
             measured = {}
+            app: dict[str, float] = {}
             for name, source in sides if turn % 2 == 0 else sides[::-1]:
                 measured[name] = pure_throughput(source, str(home / f"{name}{turn}"))
+                app[name] = app_cpu_microseconds(source)
             rounds.append(measured)
+            apps.append(app)
             line = ", ".join(
-                f"{name} {req:,.0f} req/s (p50 {p50:.3f} ms, server CPU {cpu:.3f} ms/request)"
+                f"{name} {req:,.0f} req/s (p50 {p50:.3f} ms, server CPU {cpu:.3f} ms/request, app alone "
+                f"{app[name]:.1f} us/call)"
                 for name, (req, p50, cpu) in measured.items()
             )
             print(f"  run {turn + 1}: {line}")
@@ -254,7 +317,8 @@ def report_pure(home: Path) -> None:
             cpu = [r["before"][2] / r["now"][2] for r in rounds]
             print(
                 f"  before ({BASELINE}): median {statistics.median(r['before'][0] for r in rounds):,.0f} req/s; "
-                f"now/before throughput {spread(ratio, 'x')}; before/now server CPU per request {spread(cpu, 'x')}"
+                f"now/before throughput {spread(ratio, 'x')}; before/now server CPU per request {spread(cpu, 'x')}; "
+                f"before/now app CPU per call {spread([a['before'] / a['now'] for a in apps], 'x')}"
             )
     finally:
         if base:
