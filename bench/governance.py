@@ -4,39 +4,83 @@ Targets (issue 11): the gate (propose + record, around the same execution) costs
 most 1.5 ms per side-effecting call on this machine; a pure ``/v1/tool_call`` is no
 slower than before the one pipeline (3,265 req/s at 16 clients was measured then).
 
-In-process, side by side in one run: the same side-effecting tool (it appends a line
-to a file) executed with an authorization and nothing else (ungoverned), and through
-``Runtime.call`` (propose, execute, record). Over HTTP: POST /v1/tool_call for it,
-and for the pure ``unit_convert`` against this checkout's gateway and, when
+In-process, side by side in one run and call by call: the same side-effecting tool (it
+appends a line to a file) executed with an authorization and nothing else (ungoverned),
+through ``Runtime.call`` (propose, execute, record in one worker thread), and through
+the same Governor with an executor plugged in (three hops: propose, execute, record).
+Over HTTP, call by call on one keep-alive connection: POST /v1/tool_call for it, and for
+the same tool declared without side effects (so it runs ungoverned, behind every guard).
+Then the pure ``unit_convert`` at 16 clients against this checkout's gateway and, when
 ``COLONY_BENCH_BASELINE`` names a git ref (default: the commit before the pipeline),
-a gateway built from that ref in a temporary worktree.
+a gateway built from that ref in a temporary worktree, alternating, with each server's
+CPU time per request (less sensitive to the machine's other load than requests/s), and
+each checkout's gateway app called straight through ASGI (its own cost, without sockets).
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
 import os
+import statistics
 import subprocess
+import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import anyio
 import uvloop
 
-from bench.surfaces import TOOL_CALL, concurrent, free_port, ms, request_bytes, sequential, start_gateway
+from bench.surfaces import (
+    TOOL_CALL,
+    UNLIMITED,
+    concurrent,
+    cpu_seconds,
+    free_port,
+    ms,
+    read_response,
+    request_bytes,
+    sequential,
+    start_gateway,
+)
 from colony.kernel import ColonyKernel, KernelSettings
-from colony.runtime import LOCAL_OPERATOR, CallRequest, Catalog, KernelProvider, Runtime
+from colony.runtime import LOCAL_OPERATOR, CallRequest, Catalog, Governor, KernelProvider, Runtime
 from colony.runtime.authorization import Authorization
+from colony.runtime.executor import Execution, Executor
+from tests.colony.surfaces.sample_tools import AppendNote
 
 REPO = Path(__file__).resolve().parents[1]
 CALLS = 400
+HTTP_CALLS = 600
+ROUNDS = 3
 BASELINE = os.environ.get("COLONY_BENCH_BASELINE", "fb4bacf")
+AGENT = "bench-agent"
 CASE = {
     "rationale": "Append the benchmark's line to the notes file for the record",
     "rollback_plan": "Delete the appended line from notes.txt",
     "evidence": {"tests": ["tests/colony/surfaces/test_governance.py"]},
 }
+BUDGETS = {"COLONY_BUDGET_LLM_CALLS": "1000000000", "COLONY_BUDGET_RUNTIME_SECONDS": "1000000000"}
+
+
+class UngovernedNote(AppendNote):
+    """The same tool declared without side effects: it runs without the gate (the HTTP comparison)."""
+
+    spec = AppendNote.spec.model_copy(update={"name": "append_note_ungoverned", "side_effecting": False})
+
+
+class PluggedExecutor:
+    """The runtime's executor behind a plugged-in one: the Governor keeps its three hops."""
+
+    def __init__(self, inner: Executor) -> None:
+        self.inner = inner
+
+    async def run(
+        self, tool: Any, action: str, arguments: dict[str, Any], authorization: Authorization | None
+    ) -> Execution:
+        return await self.inner.run(tool, action, arguments, authorization)
 
 
 def sample_catalog(root: Path) -> Path:
@@ -46,38 +90,89 @@ def sample_catalog(root: Path) -> Path:
             "capability": "append_note",
             "capability_fqn": "tests.colony.surfaces.sample_tools.AppendNote",
         },
+        {
+            "name": "append_note_ungoverned",
+            "capability": "append_note",
+            "capability_fqn": "bench.governance.UngovernedNote",
+        },
         {"name": "unit_convert", "capability": "convert_units", "capability_fqn": "tools.unit_convert.UnitConvert"},
     ]
     path = root / ".colony" / "tool-registry.json"
-    path.parent.mkdir(parents=True)
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"version": 1, "tools": entries}))
     return path
 
 
-async def in_process(home: Path) -> tuple[list[float], list[float]]:
-    """Per-call latencies: ungoverned execution, then the governed call of the same tool."""
-    os.environ["COLONY_HOME"] = str(home)  # where append_note writes
+def trusted_kernel(home: Path) -> ColonyKernel:
     kernel = ColonyKernel(KernelSettings(home=home, budget_llm_calls=10**9, budget_runtime_seconds=10**9))
-    kernel.set_trust("bench-agent", 0.9)
-    runtime = Runtime(Catalog(sample_catalog(home / "repo")), kernels=KernelProvider(kernel))
+    kernel.set_trust(AGENT, 0.9)
+    return kernel
+
+
+async def in_process(home: Path) -> dict[str, list[float]]:
+    """Per-call latencies, call by call: ungoverned execution, the governed call, and it in three hops."""
+    os.environ["COLONY_HOME"] = str(home)  # where append_note writes
+    runtime = Runtime(Catalog(sample_catalog(home / "repo")), kernels=KernelProvider(trusted_kernel(home)))
+    three_hops = Governor(runtime.kernels, PluggedExecutor(runtime.executor))
     tool = runtime.catalog.resolve("append_note")
-    request = CallRequest("append_note", {"note": "bench"}, agent_id="bench-agent", **CASE)  # type: ignore[arg-type]
-    ungoverned, governed = [], []
-    for _ in range(50):  # warm both paths
-        await runtime.call(request, LOCAL_OPERATOR)
-    for _ in range(CALLS):
-        authorization = Authorization._issue(
-            proposal_id="p", agent_id="bench-agent", tool="append_note", action="append_note"
-        )
+    request = CallRequest("append_note", {"note": "bench"}, agent_id=AGENT, **CASE)  # type: ignore[arg-type]
+    acting = LOCAL_OPERATOR.acting_for(AGENT)
+    samples: dict[str, list[float]] = {"ungoverned": [], "governed": [], "three hops": []}
+    for turn in range(CALLS + 50):  # the first 50 warm every path
+        authorization = Authorization._issue(proposal_id="p", agent_id=AGENT, tool="append_note", action="append_note")
         start = time.perf_counter()
         await runtime.executor.run(tool, "append_note", {"note": "bench"}, authorization)
-        ungoverned.append(time.perf_counter() - start)
+        ungoverned = time.perf_counter() - start
         start = time.perf_counter()
         outcome = await runtime.call(request, LOCAL_OPERATOR)
-        governed.append(time.perf_counter() - start)
+        governed = time.perf_counter() - start
         assert outcome.status.value == "executed", outcome.verdict
+        start = time.perf_counter()
+        outcome = await three_hops.govern(tool, "append_note", {"note": "bench"}, request, acting)
+        hops = time.perf_counter() - start
+        assert outcome.status.value == "executed", outcome.verdict
+        if turn >= 50:
+            for name, value in (("ungoverned", ungoverned), ("governed", governed), ("three hops", hops)):
+                samples[name].append(value)
     await runtime.aclose()
-    return ungoverned, governed
+    return samples
+
+
+async def over_http(port: int, requests: dict[str, bytes], calls: int) -> dict[str, list[float]]:
+    """Per-call latencies on one keep-alive connection, the requests taking turns call by call."""
+    reader, writer = await asyncio.open_connection("127.0.0.1", port)
+    samples: dict[str, list[float]] = {name: [] for name in requests}
+    try:
+        for turn in range(calls + 50):
+            for name, request in requests.items():
+                start = time.perf_counter()
+                writer.write(request)
+                if await read_response(reader) != 200:
+                    raise RuntimeError(f"the gateway answered an error to {name} during the benchmark")
+                if turn >= 50:
+                    samples[name].append(time.perf_counter() - start)
+    finally:
+        writer.close()
+    return samples
+
+
+def http_governance(home: Path) -> dict[str, list[float]]:
+    """Governed and ungoverned append_note through POST /v1/tool_call of this checkout's gateway."""
+    trusted_kernel(home).close()
+    repo = sample_catalog(home / "repo").parents[1]
+    port = free_port()
+    gateway = start_gateway(port, str(home), 1, env={"COLONY_REPO_ROOT": str(repo), **BUDGETS})
+    agent = {"X-Colony-Agent": AGENT}
+    call = {"target": {"kind": "local"}, "tool_args": {"note": "bench"}, **CASE}
+    requests = {
+        "ungoverned": request_bytes("/v1/tool_call", {**call, "tool_name": "append_note_ungoverned"}, port, agent),
+        "governed": request_bytes("/v1/tool_call", {**call, "tool_name": "append_note"}, port, agent),
+    }
+    try:
+        return uvloop.run(over_http(port, requests, HTTP_CALLS))
+    finally:
+        gateway.terminate()
+        gateway.wait(timeout=10)
 
 
 def baseline_checkout(ref: str, into: Path) -> Path | None:
@@ -87,51 +182,155 @@ def baseline_checkout(ref: str, into: Path) -> Path | None:
     return into if result.returncode == 0 else None
 
 
-def pure_throughput(source: Path | None, home: str) -> tuple[float, float]:
+def pure_throughput(source: Path | None, home: str) -> tuple[float, float, float]:
+    """Requests/s, p50 ms and the server's CPU ms per request of 16 clients calling unit_convert."""
     port = free_port()
     gateway = start_gateway(port, home, 1, source)
     try:
         request = request_bytes("/v1/tool_call", TOOL_CALL, port)
         uvloop.run(sequential(port, request, 300))
+        before = cpu_seconds(gateway.pid)
         throughput, latencies = uvloop.run(concurrent(port, request))
-        return throughput, ms(latencies, 0.5)
+        cpu = (cpu_seconds(gateway.pid) - before) * 1000 / max(1, len(latencies))
+        return throughput, ms(latencies, 0.5), cpu
     finally:
         gateway.terminate()
         gateway.wait(timeout=10)
 
 
+# The gateway app called straight through ASGI (no sockets, no HTTP parsing), in its own process: its CPU
+# time per call is the app's own cost, and steadier on a shared machine than anything measured over sockets.
+APP_HARNESS = """
+import asyncio, json, os, sys, tempfile, time
+os.environ["COLONY_HOME"] = tempfile.mkdtemp()
+os.environ["COLONY_GATEWAY_RATE_LIMITS"] = sys.argv[1]
+from colony.surfaces.gateway import GatewaySettings, create_app
+
+body = sys.argv[2].encode()
+headers = [(b"host", b"127.0.0.1:8787"), (b"content-type", b"application/json"),
+           (b"content-length", str(len(body)).encode())]
+scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "method": "POST", "scheme": "http",
+         "path": "/v1/tool_call", "raw_path": b"/v1/tool_call", "query_string": b"", "root_path": "",
+         "headers": headers, "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8787)}
+
+async def main():
+    app = create_app(GatewaySettings(port=8787))
+    events, started = asyncio.Queue(), asyncio.Event()
+    await events.put({"type": "lifespan.startup"})
+    async def lifespan_send(message):
+        started.set()
+    lifespan = asyncio.create_task(app({"type": "lifespan", "asgi": {"version": "3.0"}}, events.get, lifespan_send))
+    await started.wait()
+    async def receive():
+        return {"type": "http.request", "body": body, "more_body": False}
+    answers = []
+    async def send(message):
+        answers.append(message)
+    for _ in range(2000):
+        await app(dict(scope), receive, send)
+    assert answers[0]["status"] == 200, answers[:2]
+    best = float("inf")
+    for _ in range(5):
+        start = time.process_time()
+        for _ in range(5000):
+            await app(dict(scope), receive, send)
+        best = min(best, (time.process_time() - start) / 5000)
+        answers.clear()
+    print(best * 1e6)
+    await events.put({"type": "lifespan.shutdown"})
+    await lifespan
+
+asyncio.run(main())
+"""
+
+
+def app_cpu_microseconds(source: Path | None) -> float:
+    """Best-of-5 CPU time of one POST /v1/tool_call through the gateway app alone, from ``source``'s checkout."""
+    where = source or REPO
+    command = [sys.executable, "-c", APP_HARNESS, UNLIMITED, json.dumps(TOOL_CALL)]
+    env = {**os.environ, "PYTHONPATH": str(where), "COLONY_REPO_ROOT": str(where)}
+    result = subprocess.run(command, cwd=where, env=env, capture_output=True, text=True, check=True)
+    return float(result.stdout.strip().splitlines()[-1])
+
+
+def spread(values: list[float], unit: str = "ms") -> str:
+    return f"median {statistics.median(values):.3f} {unit} (runs: {', '.join(f'{v:.3f}' for v in values)})"
+
+
+def report_governance(home: Path) -> None:
+    costs: dict[str, list[float]] = {"in-process": [], "three hops": [], "http": []}
+    ratios: dict[str, list[float]] = {"in-process": [], "http": []}
+    for turn in range(ROUNDS):
+        local = anyio.run(in_process, home / f"local{turn}")
+        base, governed, hops = (ms(local[name], 0.5) for name in ("ungoverned", "governed", "three hops"))
+        costs["in-process"].append(governed - base)
+        costs["three hops"].append(hops - base)
+        ratios["in-process"].append(governed / base)
+        print(
+            f"  in-process run {turn + 1}: ungoverned p50 {base:.3f} ms, governed p50 {governed:.3f} ms "
+            f"(p99 {ms(local['governed'], 0.99):.3f}), three hops p50 {hops:.3f} ms"
+        )
+        http = http_governance(home / f"http{turn}")
+        base, governed = ms(http["ungoverned"], 0.5), ms(http["governed"], 0.5)
+        costs["http"].append(governed - base)
+        ratios["http"].append(governed / base)
+        print(
+            f"  POST /v1/tool_call run {turn + 1}: ungoverned p50 {base:.3f} ms, governed p50 {governed:.3f} ms "
+            f"(p99 {ms(http['governed'], 0.99):.3f})"
+        )
+    print(
+        f"side-effecting append_note, governance cost (governed p50 - ungoverned p50, target <= 1.5 ms):\n"
+        f"  in-process: {spread(costs['in-process'])}; ratio {spread(ratios['in-process'], 'x')}\n"
+        f"  in-process with three hops (an executor plugged in): {spread(costs['three hops'])}\n"
+        f"  POST /v1/tool_call: {spread(costs['http'])}; ratio {spread(ratios['http'], 'x')}"
+    )
+
+
+def report_pure(home: Path) -> None:
+    base = baseline_checkout(BASELINE, home / "baseline")
+    try:
+        rounds = []
+        apps: list[dict[str, float]] = []
+        for turn in range(ROUNDS):  # alternate, and swap who goes first, so drift hits both sides alike
+            sides = [("now", None), ("before", base)] if base else [("now", None)]
+            measured = {}
+            app: dict[str, float] = {}
+            for name, source in sides if turn % 2 == 0 else sides[::-1]:
+                measured[name] = pure_throughput(source, str(home / f"{name}{turn}"))
+                app[name] = app_cpu_microseconds(source)
+            rounds.append(measured)
+            apps.append(app)
+            line = ", ".join(
+                f"{name} {req:,.0f} req/s (p50 {p50:.3f} ms, server CPU {cpu:.3f} ms/request, app alone "
+                f"{app[name]:.1f} us/call)"
+                for name, (req, p50, cpu) in measured.items()
+            )
+            print(f"  run {turn + 1}: {line}")
+        now = [r["now"] for r in rounds]
+        throughput = statistics.median(n[0] for n in now)
+        print(
+            f"pure POST /v1/tool_call unit_convert, 16 clients, now: median {throughput:,.0f} req/s, "
+            f"server CPU {spread([n[2] for n in now])}/request"
+        )
+        if base:
+            ratio = [r["now"][0] / r["before"][0] for r in rounds]
+            cpu = [r["before"][2] / r["now"][2] for r in rounds]
+            print(
+                f"  before ({BASELINE}): median {statistics.median(r['before'][0] for r in rounds):,.0f} req/s; "
+                f"now/before throughput {spread(ratio, 'x')}; before/now server CPU per request {spread(cpu, 'x')}; "
+                f"before/now app CPU per call {spread([a['before'] / a['now'] for a in apps], 'x')}"
+            )
+    finally:
+        if base:
+            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(base)], check=False)
+
+
 def main() -> None:
     with tempfile.TemporaryDirectory() as directory:
         home = Path(directory)
-        ungoverned, governed = anyio.run(in_process, home)
-        cost = ms(governed, 0.5) - ms(ungoverned, 0.5)
-        print(
-            f"side-effecting append_note in-process: ungoverned p50 {ms(ungoverned, 0.5):.3f} ms, "
-            f"governed (propose + execute + record) p50 {ms(governed, 0.5):.3f} ms, p99 {ms(governed, 0.99):.3f} ms; "
-            f"ratio {ms(governed, 0.5) / ms(ungoverned, 0.5):.1f}x, governance cost {cost:.3f} ms/call "
-            f"(target <= 1.5 ms)"
-        )
-        base = baseline_checkout(BASELINE, home / "baseline")
-        try:
-            rounds = []
-            for _ in range(2):  # alternate, so drift on a shared machine hits both sides alike
-                now = pure_throughput(None, str(home / "now"))
-                before = pure_throughput(base, str(home / "before")) if base else None
-                rounds.append((now, before))
-            now_best = max(rounds, key=lambda r: r[0][0])[0]
-            print(
-                f"pure POST /v1/tool_call unit_convert, 16 clients, now: {now_best[0]:,.0f} req/s, "
-                f"p50 {now_best[1]:.3f} ms"
-            )
-            if base:
-                before_best = max((r[1] for r in rounds if r[1]), key=lambda b: b[0])
-                print(
-                    f"  before ({BASELINE}): {before_best[0]:,.0f} req/s, p50 {before_best[1]:.3f} ms; "
-                    f"now/before throughput {now_best[0] / before_best[0]:.2f}x"
-                )
-        finally:
-            if base:
-                subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(base)], check=False)
+        report_governance(home)
+        report_pure(home)
+        print(f"load average after the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 
 if __name__ == "__main__":

@@ -46,10 +46,11 @@ LOAD_SECONDS = 5.0
 SEQUENTIAL_CALLS = 1500
 
 
-def request_bytes(path: str, body: dict[str, object], port: int) -> bytes:
+def request_bytes(path: str, body: dict[str, object], port: int, headers: dict[str, str] | None = None) -> bytes:
     payload = json.dumps(body).encode()
+    extra = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
     head = (
-        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n"
+        f"POST {path} HTTP/1.1\r\nHost: 127.0.0.1:{port}\r\nContent-Type: application/json\r\n{extra}"
         f"Accept: application/json, text/event-stream\r\nContent-Length: {len(payload)}\r\n\r\n"
     )
     return head.encode() + payload
@@ -144,9 +145,17 @@ def ms(latencies: list[float], quantile: float) -> float:
     return ordered[min(len(ordered) - 1, int(quantile * len(ordered)))] * 1000
 
 
-def start_gateway(port: int, home: str, workers: int, source: Path | None = None) -> subprocess.Popen[bytes]:
+def start_gateway(
+    port: int, home: str, workers: int, source: Path | None = None, env: dict[str, str] | None = None
+) -> subprocess.Popen[bytes]:
     """``colony gateway`` on ``port``; from the checkout at ``source`` instead of this one when given."""
-    env = {**os.environ, "COLONY_HOME": home, "COLONY_GATEWAY_PORT": str(port), "COLONY_GATEWAY_RATE_LIMITS": UNLIMITED}
+    env = {
+        **os.environ,
+        "COLONY_HOME": home,
+        "COLONY_GATEWAY_PORT": str(port),
+        "COLONY_GATEWAY_RATE_LIMITS": UNLIMITED,
+        **(env or {}),
+    }
     command = [sys.executable, "-c", "from colony.cli import main; main()", "gateway", "--workers", str(workers)]
     if source is not None:
         env |= {"PYTHONPATH": str(source), "COLONY_REPO_ROOT": str(source)}

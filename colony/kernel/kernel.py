@@ -337,7 +337,6 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                     recorded_at=now,
                 ),
             )
-            tick = self.pheromones.current_tick(connection)
             evidence = {"consequence_id": consequence_id, "action_type": request.action_type}
             outcome_type = SignalType.SUCCESS if request.tests_passed else SignalType.FAILURE
             dependency = Deposit(
@@ -348,8 +347,7 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                 evidence={"agent_id": request.agent_id, "action_type": request.action_type},
             )
             outcome = Deposit(request.target, outcome_type, source=SignalSource.TEST, evidence=evidence)
-            for deposit in (dependency, outcome):  # this order everywhere, so row locks never cross
-                self.pheromones.deposit(connection, deposit, now=now, tick=tick)
+            self.pheromones.deposit_pair(connection, dependency, outcome, now=now)  # locked in one order everywhere
             # The budget row is every process's hot spot: lock it last, so it is held the shortest time.
             if proposal is not None:
                 self.ledger.settle(connection, proposal["period"], held_by(proposal), request.usage())

@@ -31,6 +31,20 @@ _WRITTEN = ("strength", "written_tick", "expires_tick", "rank_key", "decay_rate"
 _KEY = (_P.c.location == bindparam("location")) & (_P.c.signal_type == bindparam("kind"))
 _TICK = Prepared(select(_STATE.c.tick_count).where(_STATE.c.id == 1))
 _LOCK_TRACE = Prepared(select(_P.c.strength, _P.c.decay_rate, _P.c.written_tick).where(_KEY).with_for_update())
+# An outcome's two traces at its target and the tick, in one round trip, locked in signal-type order.
+_LOCK_PAIR = Prepared(
+    select(
+        select(_STATE.c.tick_count).where(_STATE.c.id == 1).scalar_subquery().label("tick_count"),
+        _P.c.signal_type,
+        _P.c.strength,
+        _P.c.decay_rate,
+        _P.c.written_tick,
+    )
+    .where(_P.c.location == bindparam("location"))
+    .where((_P.c.signal_type == bindparam("first")) | (_P.c.signal_type == bindparam("second")))
+    .order_by(_P.c.signal_type)
+    .with_for_update()
+)
 _REINFORCE = Prepared(
     update(_P)
     .where(_KEY)
@@ -128,6 +142,24 @@ class PheromoneStore:
         values = self._values(deposit, rows[0], tick, now)
         _REINFORCE.rowcount(connection, key | {f"new_{name}": value for name, value in values.items()})
         return float(values["strength"])
+
+    def deposit_pair(self, connection: Connection, first: Deposit, second: Deposit, *, now: float) -> None:
+        """Lay two traces of different types at one location (an outcome's), reading both and the tick at once.
+
+        A trace not there yet is laid as :meth:`deposit` lays it.
+        """
+        keys = {"location": first.location, "first": first.signal_type.value, "second": second.signal_type.value}
+        rows = _LOCK_PAIR.all(connection, keys)
+        tick = int(rows[0]["tick_count"]) if rows else self.current_tick(connection)
+        found = {row["signal_type"]: row for row in rows}
+        for deposit in (first, second):
+            row = found.get(deposit.signal_type.value)
+            if row is None:
+                self.deposit(connection, deposit, now=now, tick=tick)
+                continue
+            values = self._values(deposit, row, tick, now)
+            key = {"location": deposit.location, "kind": deposit.signal_type.value}
+            _REINFORCE.rowcount(connection, key | {f"new_{name}": value for name, value in values.items()})
 
     def sense(self, connection: Connection, location: str, signal_type: SignalType) -> list[ColonySignal]:
         """The live trace at (location, signal_type), if any, with its strength now."""

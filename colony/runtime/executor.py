@@ -9,6 +9,7 @@ retried by determinism) with the same demand.
 from __future__ import annotations
 
 import functools
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -22,7 +23,7 @@ from colony.runtime.catalog import CatalogTool
 from colony.runtime.pool import ToolPool
 from colony.runtime.workers import WorkerProcesses
 
-__all__ = ["Execution", "Executor", "InProcessExecutor", "as_tool_error"]
+__all__ = ["BlockingAction", "Execution", "Executor", "InProcessExecutor", "as_tool_error"]
 
 # A pure tool that declares a CPU cost under this runs on the event loop: a thread
 # hop would cost more than the call. A tool that declares no cost gets a thread.
@@ -35,6 +36,10 @@ class Execution:
 
     result: Any
     cached: bool = False
+
+
+BlockingAction = Callable[[dict[str, Any], Authorization | None], Any]
+"""An action as a plain call, for a worker thread: validated arguments and the authorization in, the result out."""
 
 
 class Executor(Protocol):
@@ -63,6 +68,32 @@ class InProcessExecutor:
         """Run ``action`` under the timeout; foreign failures become ToolExecutionError."""
         return Execution(await self._run(tool, action, arguments, authorization))
 
+    def blocking(self, tool: CatalogTool, action: str) -> BlockingAction | None:
+        """``action`` as a plain call for a thread the caller runs anyway, when ``run`` would give it a thread.
+
+        None for a coroutine, for CPU-bound work bound for a worker process and for a pure call
+        run on the loop. The Governor runs the gate, this call and the record in one worker
+        thread, under the deadline ``run`` would apply (``timeout_seconds`` from the action's
+        start). Like ``run``, it demands the authorization and turns failures into Colony errors.
+        """
+        definition = tool.cls.actions()[action]
+        if definition.is_async or (tool.cls.cpu_bound and self.workers is not None) or _runs_inline(tool, action):
+            return None
+
+        def call(arguments: dict[str, Any], authorization: Authorization | None) -> Any:
+            if tool.governed(action):
+                require_authorization(authorization, tool.name, action)
+            try:
+                return self.pool.instance(tool.cls).bound_action(action)(**arguments)
+            except Exception as error:  # a tool's own bug reaches the caller as an answer, not a traceback
+                raise as_tool_error(tool, error) from error
+
+        return call
+
+    def timed_out(self, tool: CatalogTool) -> CallTimeoutError:
+        """The error of a call of ``tool`` that did not finish within the deadline."""
+        return CallTimeoutError(f"{tool.name} did not finish within {self.timeout_seconds:g} s")
+
     async def _run(
         self, tool: CatalogTool, action: str, arguments: dict[str, Any], authorization: Authorization | None
     ) -> Any:
@@ -83,7 +114,7 @@ class InProcessExecutor:
                 method = functools.partial(instance.bound_action(action), **arguments)
                 return await anyio.to_thread.run_sync(method, abandon_on_cancel=True)
         except TimeoutError:
-            raise CallTimeoutError(f"{tool.name} did not finish within {self.timeout_seconds:g} s") from None
+            raise self.timed_out(tool) from None
         except Exception as error:  # a tool's own bug reaches the caller as an answer, not a traceback
             raise as_tool_error(tool, error) from error
 

@@ -10,13 +10,16 @@
       REFUSE  -> the verdict is the answer (the kernel laid a FAILURE trace)
     a failed check after the run -> the declared rollback action -> record as failed
 
+A blocking action this process runs itself (no proposing strategy, no check after
+the run) is proposed, run and recorded in one worker thread (one_hop.py): one hop
+between the event loop and a thread instead of three, under the same deadline.
+
 The Prefect layer plugs in strategies (its executor, pause/suspend for HOLD,
 events); it does not copy this logic.
 """
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -24,13 +27,16 @@ from typing import Any, Protocol
 
 import anyio.to_thread
 
-from colony.errors import CallTimeoutError, ColonyError, ToolInputError, VerificationError
+from colony.deadlines import deadline_scope
+from colony.errors import ColonyError, ToolInputError, VerificationError
 from colony.runtime.authorization import Authorization
 from colony.runtime.call import CallOutcome, CallRequest, CallStatus
 from colony.runtime.catalog import CatalogTool
-from colony.runtime.executor import Executor
+from colony.runtime.executor import BlockingAction, Executor, InProcessExecutor
+from colony.runtime.governed import OutcomeDraft, failed_as, outcome_report, proposal_for
 from colony.runtime.held import approval_view, check_resubmission
 from colony.runtime.kernels import KernelProvider
+from colony.runtime.one_hop import Handoff, Phase, run_in_one_hop
 from colony.runtime.principal import Acting
 
 __all__ = ["GovernanceEvents", "Governor", "HeldCall", "HoldDecision", "HoldStrategy", "Proposer", "Verifier"]
@@ -112,15 +118,22 @@ class Governor:
                 "(how to undo it), with evidence (tests, PRs, logs) if you have it",
                 expected=f"a string of at least {_MIN_RATIONALE} characters",
             )
-        proposal = self._proposal(tool, action, arguments, request, acting)
-        if self.propose is not None:
+        proposal = proposal_for(tool, action, arguments, request, acting)
+        outcome = OutcomeDraft(tool.name, action, acting, {}, version=tool.cls.spec.version)
+        blocking = self._blocking(tool, action, verify)
+        if blocking is not None:  # the gate, the action and the record in one worker thread
+            hop = await self._one_hop(blocking, proposal, arguments, outcome)
+            verdict = hop.values["verdict"]
+        elif self.propose is not None:
             verdict = await self.propose(proposal)
         else:
             verdict = await anyio.to_thread.run_sync(self.kernels.get().propose_action, proposal)
         shown = {**verdict.seed_dict(), "proposal_id": verdict.proposal_id}
         if verdict.approval_id is not None:
             shown["approval_id"] = verdict.approval_id
-        outcome = _Outcome(tool.name, action, acting, shown, version=tool.cls.spec.version)
+        outcome.verdict = shown
+        if blocking is not None and verdict.decision is Decision.EXECUTE:
+            return await self._after_one_hop(tool, hop, outcome)
         if verdict.decision is Decision.REFUSE:
             self._refused(outcome, shown)
             return outcome.finish(CallStatus.REFUSED)
@@ -173,7 +186,7 @@ class Governor:
             "proposal_id": approval.proposal_id,
             "approval_id": approval.approval_id,
         }
-        outcome = _Outcome(tool.name, action, acting, shown, version=tool.cls.spec.version)
+        outcome = OutcomeDraft(tool.name, action, acting, shown, version=tool.cls.spec.version)
         outcome.approval = approval_view(approval)
         if approval.state is ApprovalState.PENDING:
             return outcome.finish(CallStatus.HELD)
@@ -189,6 +202,70 @@ class Governor:
             approved_by=reviewer,
         )
         return await self._execute(tool, action, arguments, authorization, outcome, verify)
+
+    def _blocking(self, tool: CatalogTool, action: str, verify: Verifier | None) -> BlockingAction | None:
+        """The action as a plain call when the whole call can run in one worker thread, else None.
+
+        Only this process's own executor offers it, for an action it would run in a thread
+        anyway; a proposing strategy (Prefect's task) or a check after the run keeps the hops.
+        """
+        if self.propose is not None or verify is not None or not isinstance(self.executor, InProcessExecutor):
+            return None
+        return self.executor.blocking(tool, action)
+
+    async def _one_hop(
+        self, blocking: BlockingAction, proposal: Any, arguments: dict[str, Any], outcome: OutcomeDraft
+    ) -> Handoff:
+        """Propose, and on EXECUTE run the action and record it, in one worker thread (see one_hop.py)."""
+        from colony.kernel import Decision
+
+        kernel = self.kernels.get()
+        timeout = self.executor.timeout_seconds  # type: ignore[attr-defined]
+
+        def work(handoff: Handoff) -> None:
+            values = handoff.values
+            verdict = values["verdict"] = kernel.propose_action(proposal)
+            if verdict.decision is not Decision.EXECUTE:
+                return
+            authorization = values["authorization"] = Authorization._issue(
+                proposal_id=verdict.proposal_id,
+                agent_id=outcome.acting.agent_id,
+                tool=outcome.tool,
+                action=outcome.action,
+                token=verdict.authorization,
+            )
+            with deadline_scope(timeout) as left:  # from the action's start, as the executor's own
+                started = values["started"] = self.clock()
+                if not handoff.move(Phase.RUNNING, expires_at=time.monotonic() + left):
+                    return
+                try:
+                    values["result"] = blocking(arguments, authorization)
+                    what, passed = "executed successfully", True
+                except ColonyError as error:
+                    values["error"] = error
+                    what, passed = f"{failed_as(error)}: {error}", False
+            if not handoff.move(Phase.RECORDING):
+                return  # past its deadline: the loop answered timed out and records that
+            report = outcome_report(outcome, what, passed, max(0.0, self.clock() - started))
+            before = kernel.agent_profile(report.agent_id).role if self.events is not None else None
+            values["record"] = (kernel.record_outcome(report, authorization=authorization.token), before)
+
+        return await run_in_one_hop(work, timeout)
+
+    async def _after_one_hop(self, tool: CatalogTool, hop: Handoff, outcome: OutcomeDraft) -> CallOutcome:
+        """The outcome of an EXECUTE run in one hop; an action that overran its deadline is recorded as timed out."""
+        values = hop.values
+        if hop.state()[0] is Phase.ABANDONED:
+            error = self.executor.timed_out(tool)  # type: ignore[attr-defined]
+            await self._record(
+                outcome, values["authorization"], f"{failed_as(error)}: {error}", False, values["started"]
+            )
+            return outcome.finish(CallStatus.FAILED, error=error)
+        record, before = values["record"]
+        self._recorded(outcome, record, before)
+        if "error" in values:
+            return outcome.finish(CallStatus.FAILED, error=values["error"])
+        return outcome.finish(CallStatus.EXECUTED, result=values["result"])
 
     async def _kernel(self, work: Callable[[Any], Any]) -> Any:
         kernel = self.kernels.get()
@@ -226,7 +303,7 @@ class Governor:
         )
         return claim.authorization, claim.approval.reviewer
 
-    async def _not_approved(self, outcome: _Outcome, approval: Any) -> CallOutcome:
+    async def _not_approved(self, outcome: OutcomeDraft, approval: Any) -> CallOutcome:
         """A rejected or expired approval: the kernel recorded the refusal; the caller gets that record."""
 
         def recorded(kernel: Any) -> dict[str, Any] | None:
@@ -247,52 +324,20 @@ class Governor:
         self._refused(outcome, {**outcome.verdict, "status": status.value})
         return outcome.finish(status)
 
-    def _proposal(
-        self, tool: CatalogTool, action: str, arguments: dict[str, Any], request: CallRequest, acting: Acting
-    ) -> Any:
-        from colony.kernel import ProposeActionRequest
-
-        spec = tool.cls.spec
-        evidence = {
-            **dict(request.evidence or {}),
-            "tool": spec.name,
-            "tool_version": spec.version,
-            "arguments": arguments,
-        }
-        evidence["sandbox"] = tool.cls.isolated  # from the tool's class, never from the caller
-        if request.target:
-            evidence["caller_target"] = request.target
-        if acting.acted_by:
-            evidence["acted_by"] = acting.acted_by
-        return ProposeActionRequest(
-            agent_id=acting.agent_id,
-            action_type=action,
-            target=spec.tool_id,  # judged on the tool it runs; a caller's target is context only
-            rationale=request.rationale or "",
-            rollback_plan=request.rollback_plan or "",
-            evidence=json.dumps(evidence, default=str),
-            side_effecting=True if tool.side_effecting(action) else None,
-            budget_estimate=_estimate(tool, request),
-            tool=tool.name,
-            require_approval=request.approval_required,
-            acted_by=acting.acted_by,
-        )
-
     async def _execute(
         self,
         tool: CatalogTool,
         action: str,
         arguments: dict[str, Any],
         authorization: Authorization,
-        outcome: _Outcome,
+        outcome: OutcomeDraft,
         verify: Verifier | None,
     ) -> CallOutcome:
         started = self.clock()
         try:
             result = (await self.executor.run(tool, action, arguments, authorization)).result
         except ColonyError as error:
-            what = "timed out, and was killed at its deadline" if isinstance(error, CallTimeoutError) else "failed"
-            await self._record(outcome, authorization, f"{what}: {error}", False, started)
+            await self._record(outcome, authorization, f"{failed_as(error)}: {error}", False, started)
             return outcome.finish(CallStatus.FAILED, error=error)
         if verify is not None:
             try:
@@ -306,7 +351,12 @@ class Governor:
         return outcome.finish(CallStatus.EXECUTED, result=result)
 
     async def _rollback(
-        self, tool: CatalogTool, action: str, arguments: dict[str, Any], authorization: Authorization, outcome: _Outcome
+        self,
+        tool: CatalogTool,
+        action: str,
+        arguments: dict[str, Any],
+        authorization: Authorization,
+        outcome: OutcomeDraft,
     ) -> str:
         undo = tool.cls.rollback_actions.get(action)
         if undo is None:
@@ -322,75 +372,23 @@ class Governor:
         return f"; rolled back with {undo}"
 
     async def _record(
-        self, outcome: _Outcome, authorization: Authorization | None, what: str, passed: bool, started: float
+        self, outcome: OutcomeDraft, authorization: Authorization | None, what: str, passed: bool, started: float
     ) -> None:
-        from colony.kernel import RecordOutcomeRequest
-
         kernel = self.kernels.get()
-        approved = outcome.approval is not None and outcome.approval.get("approved")
-        if approved:
-            note = outcome.approval.get("note") if outcome.approval else None
-            what += f" (approved by {outcome.approval['reviewer']}{': ' + note if note else ''})"  # type: ignore[index]
-        report = RecordOutcomeRequest(
-            agent_id=outcome.acting.agent_id,
-            action_type=outcome.action,
-            target=f"tool:{outcome.tool}",
-            actual_outcome=f"{outcome.tool}.{outcome.action} for {outcome.acting.describe()}: {what}",
-            tests_passed=passed,
-            human_feedback=(1.0 if approved else -1.0) if outcome.approval is not None else 0.0,
-            runtime_seconds=max(0.0, self.clock() - started),
-        )
+        report = outcome_report(outcome, what, passed, max(0.0, self.clock() - started))
         token = authorization.token if authorization is not None else None
         before = None
         if self.events is not None:
             before = (await anyio.to_thread.run_sync(kernel.agent_profile, report.agent_id)).role
         record = await anyio.to_thread.run_sync(lambda: kernel.record_outcome(report, authorization=token))
+        self._recorded(outcome, record, before)
+
+    def _recorded(self, outcome: OutcomeDraft, record: Any, before: Any) -> None:
+        """Keep the record on the outcome; report a role the outcome changed."""
         outcome.record = record.model_dump(mode="json")
         if self.events is not None and before is not None and record.role is not before:
-            self.events.role_changed(report.agent_id, before.value, record.role.value, record.trust_score)
+            self.events.role_changed(outcome.acting.agent_id, before.value, record.role.value, record.trust_score)
 
-    def _refused(self, outcome: _Outcome, verdict: dict[str, Any]) -> None:
+    def _refused(self, outcome: OutcomeDraft, verdict: dict[str, Any]) -> None:
         if self.events is not None:
             self.events.gate_refused(outcome.acting, outcome.tool, outcome.action, verdict)
-
-
-@dataclass
-class _Outcome:
-    """The outcome as it is built up, frozen by ``finish``."""
-
-    tool: str
-    action: str
-    acting: Acting
-    verdict: dict[str, Any]
-    record: dict[str, Any] | None = None
-    approval: dict[str, Any] | None = None
-    version: str = ""
-    rolled_back: tuple[str, ...] = ()
-
-    def finish(self, status: CallStatus, *, result: Any = None, error: ColonyError | None = None) -> CallOutcome:
-        return CallOutcome(
-            status=status,
-            tool=self.tool,
-            version=self.version,
-            action=self.action,
-            acting=self.acting,
-            result=result,
-            verdict=self.verdict,
-            record=self.record,
-            error=error,
-            approval=self.approval,
-            rolled_back=self.rolled_back,
-        )
-
-
-def _estimate(tool: CatalogTool, request: CallRequest) -> dict[str, float]:
-    """The tool's declared cost per call; a caller's estimate may raise a dimension, never lower it."""
-    spec = tool.cls.spec
-    declared = {
-        "llm_calls": float(spec.cost_model.llm_calls),
-        "runtime_seconds": float(spec.resource_requirements.expected_wallclock_seconds or spec.cost_model.cpu_seconds),
-    }
-    for name, value in (request.budget_estimate or {}).items():
-        if name in declared and isinstance(value, int | float) and not isinstance(value, bool):
-            declared[name] = max(declared[name], float(value))
-    return declared

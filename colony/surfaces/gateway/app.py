@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from typing import Annotated, Any
 
@@ -18,6 +18,7 @@ from pydantic import AnyHttpUrl, TypeAdapter, ValidationError
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
+from starlette.types import ASGIApp
 
 from colony.errors import ColonyError, field_errors, summarize
 from colony.runtime import Runtime
@@ -26,7 +27,7 @@ from colony.surfaces.definitions import catalog_record, served_definition
 from colony.surfaces.error_mapping import http_headers, http_status
 from colony.surfaces.gateway.approvals import approval_links, approval_routes
 from colony.surfaces.gateway.body import BodyGuardMiddleware
-from colony.surfaces.gateway.hot_path import HotPath
+from colony.surfaces.gateway.hot_path import Answer, HotPath
 from colony.surfaces.gateway.limits import McpAuthEndpoint
 from colony.surfaces.gateway.mcp_methods import StatelessMcpMethods
 from colony.surfaces.gateway.mesh import merge
@@ -100,7 +101,7 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
             if owned:
                 await runtime.aclose()
 
-    async def tool_call(headers: Headers, raw: bytes) -> JSONResponse:
+    async def tool_call(headers: Headers, raw: bytes) -> Answer:
         """Run a tool here, on a named peer, or on the first healthy node that has it."""
         principal = authenticator.authenticate(headers.get("authorization"))
         body = _parse_tool_call(raw)
@@ -111,30 +112,41 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
             links = approval_links(routed.approval["approval_id"])
             approval = routed.approval | links
             held = {"ok": False, "status": "held", "node": routed.node, "verdict": routed.verdict, "approval": approval}
-            return JSONResponse(held, status_code=202, headers={"location": links["url"]})
+            return Answer(held, status=202, headers=((b"location", links["url"].encode("latin-1")),))
         answer: dict[str, Any] = {"ok": True, "result": routed.result, "node": routed.node}
         if routed.verdict is not None:
             answer |= {"verdict": routed.verdict, "outcome": routed.record}
         if routed.approval is not None:
             answer["approval"] = routed.approval
-        return JSONResponse(answer)
+        return Answer(answer)
 
-    app = FastAPI(
+    app = _Gateway(
         title="Colony gateway",
         summary="Colony's tools over HTTP and MCP, behind capability tokens.",
         version="1",
         lifespan=lifespan,
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
-    # Innermost, so every guard below (added after it, so around it) runs first.
-    app.add_middleware(
-        HotPath, method="POST", path="/v1/tool_call", answer=tool_call, on_error=lambda r, e: handle_error(r, e)
-    )
-    app.add_middleware(CountUnauthenticated, refusals=runtime.refusals)
-    app.add_middleware(
-        BodyGuardMiddleware, max_bytes=settings.max_body_bytes, timeout_seconds=settings.body_timeout_seconds
-    )
-    app.add_middleware(TransportGuardMiddleware, policy=OriginPolicy.for_gateway(settings))
+    policy = OriginPolicy.for_gateway(settings)
+    max_bytes, timeout_seconds = settings.max_body_bytes, settings.body_timeout_seconds
+    app.add_middleware(BodyGuardMiddleware, max_bytes=max_bytes, timeout_seconds=timeout_seconds)
+    app.add_middleware(TransportGuardMiddleware, policy=policy)  # outermost of the two: it runs first
+
+    def hot_path(stack: ASGIApp) -> HotPath:
+        """POST /v1/tool_call ahead of the app's stack, behind the same guards (see hot_path.py)."""
+        return HotPath(
+            stack,
+            method="POST",
+            path="/v1/tool_call",
+            answer=tool_call,
+            on_error=lambda request, error: handle_error(request, error),
+            on_unexpected=lambda request, error: unexpected(request, error),
+            transport=TransportGuardMiddleware(stack, policy),
+            body=BodyGuardMiddleware(stack, max_bytes=max_bytes, timeout_seconds=timeout_seconds),
+        )
+
+    # Outermost of all: every 401 is counted, the hot path's as well as the app's routes'.
+    app.outermost = lambda stack: CountUnauthenticated(hot_path(stack), runtime.refusals)
     mcp_calls = McpCallLimits(StreamableHTTPASGIApp(manager), limiter, runtime.refusals)
     mcp_endpoint = StatelessMcpMethods(McpAuthEndpoint(authenticator, mcp_calls, challenge))
     app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"]))
@@ -256,6 +268,16 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
     return app
 
 
+class _Gateway(FastAPI):
+    """FastAPI with one more layer outside its whole middleware stack (the hot path)."""
+
+    outermost: Callable[[ASGIApp], ASGIApp] | None = None
+
+    def build_middleware_stack(self) -> ASGIApp:
+        stack = super().build_middleware_stack()
+        return stack if self.outermost is None else self.outermost(stack)
+
+
 def _transport_security(settings: GatewaySettings) -> TransportSecuritySettings:
     """The SDK's own Host/Origin check is off: TransportGuardMiddleware applies the one allow-list to every route."""
     return TransportSecuritySettings(enable_dns_rebinding_protection=False)
@@ -275,7 +297,7 @@ def _parse_tool_call(raw: bytes) -> ToolCallRequest:
 
 
 def _document_tool_call(app: FastAPI, summary: str) -> None:
-    """Publish POST /v1/tool_call (answered by the HotPath middleware) in the OpenAPI document, with its models."""
+    """Publish POST /v1/tool_call (answered by the HotPath layer) in the OpenAPI document, with its models."""
     generate = app.openapi
 
     def openapi() -> dict[str, Any]:

@@ -48,6 +48,25 @@ class BodyGuardMiddleware:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        read = await self.read(scope, receive, send)
+        if read is None:
+            return
+        body, trailing = read
+        if body is None:
+            await self.app(scope, receive, send)  # no body to wait for
+            return
+        replay: list[Message] = [{"type": "http.request", "body": body, "more_body": False}, *trailing]
+
+        async def replayed() -> Message:
+            return replay.pop(0) if replay else await receive()
+
+        await self.app(scope, replayed, send)
+
+    async def read(self, scope: Scope, receive: Receive, send: Send) -> tuple[bytes | None, list[Message]] | None:
+        """The whole body (None when the request declares none) and any message read after it.
+
+        None when the request was answered here (413 or 408) or its client went away mid-body.
+        """
         declared: str | None = None
         chunked = False
         for name, value in scope["headers"]:
@@ -56,16 +75,15 @@ class BodyGuardMiddleware:
             elif name == b"transfer-encoding":
                 chunked = True
         if not chunked and (declared is None or declared == "0"):
-            await self.app(scope, receive, send)  # no body to wait for
-            return
+            return None, []
         if declared is not None and declared.isdigit() and int(declared) > self.max_bytes:
             await self._too_large(scope, send, int(declared))
-            return
+            return None
         body = bytearray()
         trailing: list[Message] = []
         task = asyncio.current_task()
         assert task is not None
-        loop = asyncio.get_running_loop()
+        loop = task.get_loop()  # not get_running_loop(): on Python 3.11 each asks the kernel for the pid
         self._deadlines[task] = loop.time() + self.timeout_seconds
         if self._sweeper is None:
             self._sweeper = loop.call_later(self.tick, self._sweep, loop)
@@ -87,25 +105,20 @@ class BodyGuardMiddleware:
             )  # fmt: skip
             late = f"the request body did not arrive within {self.timeout_seconds:g} s"
             await send_json(send, 408, refusal_body(late, jsonrpc=scope["path"] in self.jsonrpc_paths), close=True)
-            return
+            return None
         finally:
             self._deadlines.pop(task, None)
             self._late.discard(task)
         if len(body) > self.max_bytes:
             await self._too_large(scope, send, len(body))
-            return
+            return None
         if trailing and trailing[0]["type"] == "http.disconnect":
             logger.warning(
                 "%s went away while sending the body of %s (%s)",
                 _client(scope), _request(scope), _progress(len(body), declared),
             )  # fmt: skip
-            return
-        replay: list[Message] = [{"type": "http.request", "body": bytes(body), "more_body": False}, *trailing]
-
-        async def replayed() -> Message:
-            return replay.pop(0) if replay else await receive()
-
-        await self.app(scope, replayed, send)
+            return None
+        return bytes(body), trailing
 
     def _sweep(self, loop: asyncio.AbstractEventLoop) -> None:
         """Cancel the body reads past their deadline; wake again while any read is pending."""

@@ -146,9 +146,20 @@ class TransportGuardMiddleware:
         self.jsonrpc_paths = jsonrpc_paths
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http":
+        if scope["type"] != "http" or await self.admits(scope, send):
             await self.app(scope, receive, send)
-            return
+
+    async def admits(self, scope: Scope, send: Send) -> bool:
+        """Whether the HTTP request may go on; when not, its refusal was sent."""
+        refusal = self.refusal(scope)
+        if refusal is None:
+            return True
+        status, message = refusal
+        await send_json(send, status, refusal_body(message, jsonrpc=scope["path"] in self.jsonrpc_paths), close=True)
+        return False
+
+    def refusal(self, scope: Scope) -> tuple[int, str] | None:
+        """The status and message an HTTP request is refused with, or None when it may go on."""
         host = origin = content_type = None
         for name, value in scope["headers"]:
             if name == b"host":
@@ -160,29 +171,22 @@ class TransportGuardMiddleware:
         scheme = scope.get("scheme", "http")
         server = scope.get("server")
         if not self.policy.host_allowed(host, scheme, server):
-            refusal = (
+            return (
                 421,
                 f"this gateway does not serve Host {host!r}: use its own address, or add the name to "
                 "COLONY_GATEWAY_ALLOWED_HOSTS"
                 if host
                 else "the request has no Host header",
             )
-        elif not self.policy.origin_allowed(origin, scheme, server):
-            refusal = (
+        if not self.policy.origin_allowed(origin, scheme, server):
+            return (
                 403,
                 f"requests from Origin {origin!r} are not allowed: only this gateway's own origin and those in "
                 "COLONY_GATEWAY_ALLOWED_ORIGINS (scheme://host:port, exact) are",
             )
-        elif scope["method"] == "POST" and _media_type(content_type) != "application/json":
-            refusal = (
-                415,
-                f"POST {scope['path']} needs Content-Type: application/json, not {content_type or 'none'}",
-            )
-        else:
-            await self.app(scope, receive, send)
-            return
-        status, message = refusal
-        await send_json(send, status, refusal_body(message, jsonrpc=scope["path"] in self.jsonrpc_paths), close=True)
+        if scope["method"] == "POST" and _media_type(content_type) != "application/json":
+            return 415, f"POST {scope['path']} needs Content-Type: application/json, not {content_type or 'none'}"
+        return None
 
 
 def _media_type(content_type: str | None) -> str:

@@ -18,6 +18,7 @@ ENTRIES = {
     "async_sleeper": ("sleep", f"{SAMPLES}.AsyncSleeper"),
     "spinner": ("spin", f"{SAMPLES}.Spinner"),
     "append_note": ("append_note", f"{SAMPLES}.AppendNote"),
+    "slow_writer": ("write_later", f"{SAMPLES}.SlowWriter"),
     "ledger_double": ("write_entry", f"{DOUBLES}.LedgerToolDouble"),
     "unit_convert": ("convert_units", "tools.unit_convert.UnitConvert"),
 }

@@ -99,6 +99,29 @@ class Sleeper(LocalToolCapability):
         return {"slept": seconds}
 
 
+class SlowWriter(LocalToolCapability):
+    """Sleep, then write a file: a side effect that can outlive its deadline."""
+
+    spec = ToolSpec(
+        name="slow_writer", description="Sleep, then write a file.", capabilities=("write_later",), side_effecting=True
+    )
+
+    @action_executor
+    def write_later(self, *, seconds: float, path: str) -> dict[str, str]:
+        """Sleep ``seconds``, then write ``path``.
+
+        Args:
+            seconds: How long to sleep first.
+            path: The file to write.
+
+        Returns:
+            {"path": path}.
+        """
+        time.sleep(seconds)
+        Path(path).write_text("written")
+        return {"path": path}
+
+
 class AsyncSleeper(LocalToolCapability):
     """The same, as a coroutine."""
 

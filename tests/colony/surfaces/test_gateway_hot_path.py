@@ -4,10 +4,18 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import httpx
 import pytest
+from fastapi.responses import JSONResponse
 from fastapi.testclient import TestClient
+from starlette.datastructures import Headers
+from starlette.requests import Request
+from starlette.types import Receive, Scope, Send
 
 from colony.surfaces.gateway import GatewaySettings, create_app
+from colony.surfaces.gateway.body import BodyGuardMiddleware
+from colony.surfaces.gateway.hot_path import Answer, HotPath
+from colony.surfaces.gateway.origins import OriginPolicy, TransportGuardMiddleware
 
 CALL = {
     "target": {"kind": "local"},
@@ -50,3 +58,35 @@ def test_the_guards_run_before_it(client: TestClient) -> None:
 def test_other_routes_still_reach_the_app(client: TestClient) -> None:
     assert client.get("/health").status_code == 200
     assert "/v1/tool_call" in client.get("/openapi.json").json()["paths"]
+
+
+async def test_an_unexpected_error_is_answered_500_then_raised_for_the_log() -> None:
+    async def broken(headers: Headers, body: bytes) -> Answer:
+        raise RuntimeError("a bug")
+
+    async def unexpected(request: Request, error: Exception) -> JSONResponse:
+        return JSONResponse({"ok": False, "error": {"type": "InternalError", "message": str(error)}}, status_code=500)
+
+    async def never(scope: Scope, receive: Receive, send: Send) -> None:
+        raise AssertionError("the hot path's request reached the app")
+
+    policy = OriginPolicy.for_gateway(GatewaySettings(port=8787))
+    layer = HotPath(
+        never,
+        method="POST",
+        path="/v1/tool_call",
+        answer=broken,
+        on_error=lambda request, error: None,
+        on_unexpected=unexpected,
+        transport=TransportGuardMiddleware(never, policy),
+        body=BodyGuardMiddleware(never, max_bytes=1024, timeout_seconds=5),
+    )
+    for raising in (False, True):
+        transport = httpx.ASGITransport(layer, raise_app_exceptions=raising)
+        async with httpx.AsyncClient(transport=transport, base_url="http://127.0.0.1:8787") as client:
+            if raising:
+                with pytest.raises(RuntimeError, match="a bug"):
+                    await client.post("/v1/tool_call", json=CALL)
+            else:
+                response = await client.post("/v1/tool_call", json=CALL)
+                assert response.status_code == 500 and response.json()["error"]["message"] == "a bug"

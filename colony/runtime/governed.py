@@ -1,0 +1,113 @@
+"""What the Governor builds for a governed call: the proposal, the outcome report and the caller's outcome."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+from colony.errors import CallTimeoutError, ColonyError
+from colony.runtime.call import CallOutcome, CallRequest, CallStatus
+from colony.runtime.catalog import CatalogTool
+from colony.runtime.principal import Acting
+
+__all__ = ["OutcomeDraft", "failed_as", "outcome_report", "proposal_for"]
+
+
+def proposal_for(
+    tool: CatalogTool, action: str, arguments: dict[str, Any], request: CallRequest, acting: Acting
+) -> Any:
+    """What the kernel is asked: the call judged on the tool it runs, at the risk its spec declares."""
+    from colony.kernel import ProposeActionRequest
+
+    spec = tool.cls.spec
+    evidence = {
+        **dict(request.evidence or {}),
+        "tool": spec.name,
+        "tool_version": spec.version,
+        "arguments": arguments,
+    }
+    evidence["sandbox"] = tool.cls.isolated  # from the tool's class, never from the caller
+    if request.target:
+        evidence["caller_target"] = request.target
+    if acting.acted_by:
+        evidence["acted_by"] = acting.acted_by
+    return ProposeActionRequest(
+        agent_id=acting.agent_id,
+        action_type=action,
+        target=spec.tool_id,  # judged on the tool it runs; a caller's target is context only
+        rationale=request.rationale or "",
+        rollback_plan=request.rollback_plan or "",
+        evidence=json.dumps(evidence, default=str),
+        side_effecting=True if tool.side_effecting(action) else None,
+        budget_estimate=_estimate(tool, request),
+        tool=tool.name,
+        require_approval=request.approval_required,
+        acted_by=acting.acted_by,
+    )
+
+
+def outcome_report(outcome: OutcomeDraft, what: str, passed: bool, runtime_seconds: float) -> Any:
+    """The outcome report of a call that ran, failed or timed out, taking ``runtime_seconds``."""
+    from colony.kernel import RecordOutcomeRequest
+
+    approved = outcome.approval is not None and outcome.approval.get("approved")
+    if approved:
+        note = outcome.approval.get("note") if outcome.approval else None
+        what += f" (approved by {outcome.approval['reviewer']}{': ' + note if note else ''})"  # type: ignore[index]
+    return RecordOutcomeRequest(
+        agent_id=outcome.acting.agent_id,
+        action_type=outcome.action,
+        target=f"tool:{outcome.tool}",
+        actual_outcome=f"{outcome.tool}.{outcome.action} for {outcome.acting.describe()}: {what}",
+        tests_passed=passed,
+        human_feedback=(1.0 if approved else -1.0) if outcome.approval is not None else 0.0,
+        runtime_seconds=runtime_seconds,
+    )
+
+
+@dataclass
+class OutcomeDraft:
+    """The outcome as it is built up, frozen by ``finish``."""
+
+    tool: str
+    action: str
+    acting: Acting
+    verdict: dict[str, Any]
+    record: dict[str, Any] | None = None
+    approval: dict[str, Any] | None = None
+    version: str = ""
+    rolled_back: tuple[str, ...] = ()
+
+    def finish(self, status: CallStatus, *, result: Any = None, error: ColonyError | None = None) -> CallOutcome:
+        return CallOutcome(
+            status=status,
+            tool=self.tool,
+            version=self.version,
+            action=self.action,
+            acting=self.acting,
+            result=result,
+            verdict=self.verdict,
+            record=self.record,
+            error=error,
+            approval=self.approval,
+            rolled_back=self.rolled_back,
+        )
+
+
+def failed_as(error: ColonyError) -> str:
+    """How a failed run is described in its record."""
+    return "timed out, and was killed at its deadline" if isinstance(error, CallTimeoutError) else "failed"
+
+
+def _estimate(tool: CatalogTool, request: CallRequest) -> dict[str, float]:
+    """The tool's declared cost per call; a caller's estimate may raise a dimension, never lower it."""
+    spec = tool.cls.spec
+    declared = {
+        "llm_calls": float(spec.cost_model.llm_calls),
+        "runtime_seconds": float(spec.resource_requirements.expected_wallclock_seconds or spec.cost_model.cpu_seconds),
+    }
+    for name, value in (request.budget_estimate or {}).items():
+        if name in declared and isinstance(value, int | float) and not isinstance(value, bool):
+            declared[name] = max(declared[name], float(value))
+    return declared

@@ -1,0 +1,110 @@
+"""A governed blocking call runs gate, action and record in one thread, and keeps the executor's deadline."""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.to_thread
+
+from colony.errors import CallTimeoutError
+from colony.kernel import ColonyKernel, GateVerdict, KernelSettings
+from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, Catalog, KernelProvider, Runtime
+from tests.colony.runtime.conftest import write_registry
+
+MakeRuntime = Callable[..., Runtime]
+CASE = {
+    "rationale": "Write the nightly figures to their file for the audit trail",
+    "rollback_plan": "Delete the written file again",
+    "evidence": {"tests": ["tests/colony/runtime/test_one_hop.py"]},
+}
+
+
+def write_later(path: Path, seconds: float) -> CallRequest:
+    arguments = {"seconds": seconds, "path": str(path)}
+    return CallRequest("slow_writer", arguments, agent_id="engineer-1", **CASE)  # type: ignore[arg-type]
+
+
+class SlowGate(ColonyKernel):
+    """A kernel whose gate takes ``delay`` seconds to decide (a database another process holds, say)."""
+
+    def __init__(self, delay: float) -> None:
+        super().__init__(KernelSettings.from_env())
+        self.delay = delay
+        self.decided = threading.Event()
+
+    def propose_action(self, request: Any) -> GateVerdict:
+        threading.Event().wait(self.delay)
+        try:
+            return super().propose_action(request)
+        finally:
+            self.decided.set()
+
+
+def slow_gate_runtime(tmp_path: Path, delay: float, timeout: float) -> tuple[Runtime, SlowGate]:
+    kernel = SlowGate(delay)
+    kernel.set_trust("engineer-1", 0.9)
+    catalog = Catalog(write_registry(tmp_path / "repo", ["slow_writer"]))
+    return Runtime(catalog, kernels=KernelProvider(kernel), timeout_seconds=timeout), kernel
+
+
+async def wait_for(path: Path) -> None:
+    with anyio.fail_after(30):
+        while not path.exists():
+            await anyio.sleep(0.05)
+
+
+async def test_an_action_past_its_deadline_is_answered_timed_out_and_recorded_once(
+    make_runtime: MakeRuntime, kernel: ColonyKernel, tmp_path: Path
+) -> None:
+    kernel.set_trust("engineer-1", 0.9)
+    outcome = await make_runtime(timeout_seconds=0.2).call(write_later(tmp_path / "late", 1.0), LOCAL_OPERATOR)
+    assert outcome.status is CallStatus.FAILED and isinstance(outcome.error, CallTimeoutError)
+    assert outcome.record is not None and outcome.verdict and outcome.verdict["decision"] == "execute"
+    await wait_for(tmp_path / "late")  # a thread cannot be killed: the action finishes after the answer
+    await anyio.sleep(0.3)  # time for a second record, if the thread wrote one
+    [consequence] = kernel.consequence_log("engineer-1")
+    assert "timed out, and was killed at its deadline" in consequence.actual_outcome
+    assert consequence.consequence_id == outcome.record["consequence_id"]
+
+
+async def test_an_action_that_fails_is_recorded_as_failed(
+    make_runtime: MakeRuntime, kernel: ColonyKernel, tmp_path: Path
+) -> None:
+    kernel.set_trust("engineer-1", 0.9)
+    missing = tmp_path / "no-such-directory" / "file"
+    outcome = await make_runtime().call(write_later(missing, 0), LOCAL_OPERATOR)
+    assert outcome.status is CallStatus.FAILED and "FileNotFoundError" in str(outcome.error)
+    [consequence] = kernel.consequence_log("engineer-1")
+    assert "failed: slow_writer failed: FileNotFoundError" in consequence.actual_outcome
+    assert not consequence.tests_passed and outcome.record is not None
+
+
+async def test_the_deadline_starts_with_the_action_not_with_the_gate(tmp_path: Path) -> None:
+    runtime, kernel = slow_gate_runtime(tmp_path, delay=1.0, timeout=0.5)  # the gate alone outlasts the deadline
+    try:
+        outcome = await runtime.call(write_later(tmp_path / "written", 0), LOCAL_OPERATOR)
+        assert outcome.status is CallStatus.EXECUTED, outcome.error
+        assert (tmp_path / "written").read_text() == "written"
+        [consequence] = kernel.consequence_log("engineer-1")
+        assert "executed successfully" in consequence.actual_outcome
+    finally:
+        await runtime.aclose()
+
+
+async def test_a_caller_that_leaves_while_the_gate_decides_never_runs_the_action(tmp_path: Path) -> None:
+    runtime, kernel = slow_gate_runtime(tmp_path, delay=0.5, timeout=5)
+    try:
+        with anyio.move_on_after(0.1) as scope:
+            await runtime.call(write_later(tmp_path / "never", 0), LOCAL_OPERATOR)
+        assert scope.cancelled_caught
+        await anyio.to_thread.run_sync(kernel.decided.wait, 30)
+        await anyio.sleep(0.5)  # the action would have written its file by now
+        assert not (tmp_path / "never").exists()
+        assert kernel.consequence_log("engineer-1") == []
+        assert kernel.proposal_counts("engineer-1").total == 1  # judged, held open until its reservation expires
+    finally:
+        await runtime.aclose()
