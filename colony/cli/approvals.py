@@ -1,7 +1,8 @@
 """``colony approvals``: see and decide the calls the gate held for a person.
 
 The CLI is this machine's operator (``LOCAL_OPERATOR``), so it sees every request and
-may decide any; the reviewer recorded is ``--reviewer`` (default: the operator's id).
+may decide any; the reviewer recorded is ``--reviewer`` (default: the operator's id). A
+decision on a request a Prefect run waits on resumes that run at once (``flows.holds``).
 """
 
 from __future__ import annotations
@@ -105,11 +106,36 @@ def show(approval_id: IdArgument, as_json: JsonFlag = False) -> None:
         raise _fail(error, as_json) from None
 
 
+def _resume(approval: Approval) -> bool:
+    """Resume the Prefect run waiting on ``approval``, if one does; whether one was handed the decision."""
+    if approval.flow_run_id is None:
+        return False
+    import httpx
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import PrefectException
+
+    from flows.holds import resume_run
+
+    errors = Console(stderr=True)
+    try:
+        with get_client(sync_client=True) as client:
+            done = resume_run(client, approval)
+    except (httpx.HTTPError, PrefectException, RuntimeError) as error:  # the run is left to the tick
+        errors.print(
+            f"flow run {approval.flow_run_id} waits on it but could not be resumed now ({error}); "
+            "the colony-tick deployment resumes it",
+            highlight=False,
+        )
+        return True
+    errors.print(f"flow run {approval.flow_run_id}: {done}", highlight=False)
+    return True
+
+
 @approvals_app.command("approve")
 def approve(
     approval_id: IdArgument, reviewer: ReviewerOption = None, note: NoteOption = "", as_json: JsonFlag = False
 ) -> None:
-    """Approve a pending request: the held call runs when its caller resubmits it with the approval id."""
+    """Approve a pending request: a Prefect run waiting on it resumes; any other caller resubmits with its id."""
     from colony.runtime import LOCAL_OPERATOR
 
     try:
@@ -117,7 +143,7 @@ def approve(
     except ColonyError as error:
         raise _fail(error, as_json) from None
     _emit(approval, as_json)
-    if not as_json:
+    if not _resume(approval) and not as_json:
         Console(stderr=True).print(
             f"approved: resubmit the call with approval id {approval.approval_id} "
             f"(colony tools call {approval.tool} ... --approval {approval.approval_id})",
@@ -129,10 +155,12 @@ def approve(
 def reject(
     approval_id: IdArgument, reviewer: ReviewerOption = None, note: NoteOption = "", as_json: JsonFlag = False
 ) -> None:
-    """Reject a pending request: the refusal is recorded against the agent that asked."""
+    """Reject a pending request: the refusal is recorded against the agent that asked (a waiting run resumes)."""
     from colony.runtime import LOCAL_OPERATOR
 
     try:
-        _emit(_kernel(as_json).reject(approval_id, reviewer or LOCAL_OPERATOR.agent_id, note), as_json)
+        approval = _kernel(as_json).reject(approval_id, reviewer or LOCAL_OPERATOR.agent_id, note)
     except ColonyError as error:
         raise _fail(error, as_json) from None
+    _emit(approval, as_json)
+    _resume(approval)

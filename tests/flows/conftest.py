@@ -6,6 +6,10 @@ from pathlib import Path
 
 import pytest
 
+from tests.flows.workers import api, workers
+
+__all__ = ["api", "workers"]
+
 
 @pytest.fixture(autouse=True)
 def doubles_everywhere(catalog_with_doubles: Path) -> Path:
