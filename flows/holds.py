@@ -24,6 +24,7 @@ from uuid import UUID
 from prefect.client.orchestration import SyncPrefectClient, get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterState, FlowRunFilterStateType, FlowRunFilterTags
 from prefect.client.schemas.objects import FlowRun, StateType
+from prefect.client.schemas.responses import SetStateStatus
 from prefect.context import FlowRunContext
 from prefect.exceptions import ObjectNotFound
 from prefect.settings import PREFECT_UI_URL
@@ -50,6 +51,7 @@ __all__ = [
 APPROVAL_TAG = "colony-approval"
 DEFAULT_GATEWAY = "http://127.0.0.1:8787"
 SWEEP_LIMIT = 200
+NOT_WAITING = "no longer waiting (resumed or ended already)"
 
 
 def approval_tag(approval_id: str) -> str:
@@ -154,32 +156,34 @@ class Settled:
 
     flow_run_id: UUID
     approval_id: str
-    action: str  # "resumed", "ended" or "waiting"
+    action: str  # "resumed", "ended", "waiting" or NOT_WAITING
 
 
 def resume_run(
     client: SyncPrefectClient, approval: Approval, now: float | None = None, run: FlowRun | None = None
 ) -> str:
-    """Hand a decided ``approval`` to the run waiting on it: "resumed", "ended" (its pause lapsed) or "not waiting"."""
+    """Hand a decided ``approval`` to the run waiting on it: "resumed", "ended" (its pause lapsed) or NOT_WAITING."""
     if approval.flow_run_id is None or approval.state is ApprovalState.PENDING:
-        return "not waiting"
+        return NOT_WAITING
     try:
         run = run or client.read_flow_run(UUID(approval.flow_run_id))
     except ObjectNotFound:
-        return "not waiting"
+        return NOT_WAITING
     state = run.state
     if state is None or not state.is_paused():
-        return "not waiting"
+        return NOT_WAITING
     lapsed = state.state_details.pause_timeout
     if lapsed is not None and lapsed.timestamp() <= (time.time() if now is None else now):
+        if not suspended(run):  # an in-process pause: the process that waits ends its own run
+            return NOT_WAITING
         # The server would fail it "never resumed" on a resume; end it with what was recorded instead.
         name, message = _ending(approval)
         client.set_flow_run_state(run.id, Failed(name=name, message=message), force=True)
         verdict = {"decision": "hold", "approval_id": approval.approval_id, "status": approval.state.value}
         emit_gate_refused(approval.agent_id, approval.action, f"tool:{approval.tool}", verdict)
         return "ended"
-    client.resume_flow_run(run.id, run_input=resume_input(approval))
-    return "resumed"
+    response = client.resume_flow_run(run.id, run_input=resume_input(approval))
+    return "resumed" if response.status is SetStateStatus.ACCEPT else NOT_WAITING
 
 
 def _held_runs(client: SyncPrefectClient) -> list[FlowRun]:
@@ -206,7 +210,9 @@ def settle_held_runs(kernel: ColonyKernel, *, clock: Callable[[], float] = time.
             try:
                 approval = kernel.get_approval(approval_id)  # an overdue request is expired (and recorded) here
                 deadline = run.state.state_details.pause_timeout
-                waited = deadline is not None and deadline.timestamp() - _grace(run) <= clock()
+                waited = (
+                    suspended(run) and deadline is not None and deadline.timestamp() - RESUME_GRACE_SECONDS <= clock()
+                )
                 if approval.state is ApprovalState.PENDING and waited:  # the run stopped waiting
                     approval = _expire(kernel, approval_id)
             except UnknownApprovalError:  # tagged by hand, or another kernel's request
@@ -227,6 +233,6 @@ def _expire(kernel: ColonyKernel, approval_id: str) -> Approval:
         return kernel.get_approval(approval_id)
 
 
-def _grace(run: FlowRun) -> float:
-    """How long a suspended run's pause outlasts its wait (an in-process pause has none)."""
-    return RESUME_GRACE_SECONDS if run.deployment_id is not None else 0.0
+def suspended(run: FlowRun) -> bool:
+    """Whether ``run`` suspended (a deployment run, its pause outlasting its wait) rather than paused in-process."""
+    return run.deployment_id is not None

@@ -13,7 +13,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from colony.cli.kernel import JsonFlag, _fail, _kernel
 from colony.errors import ColonyError
@@ -83,7 +83,17 @@ def list_approvals(
     if as_json:
         typer.echo(json.dumps([approval.model_dump(mode="json") for approval in found], indent=2))
         return
-    table = Table("id", "state", "agent", "call", "score", "expires", "reviewer", title="approval requests")
+    whole = {"no_wrap": True}  # the id is what a person copies; the state is what they look for
+    table = Table(
+        Column("id", min_width=36, **whole),
+        Column("state", min_width=8, **whole),
+        "agent",
+        "call",
+        "score",
+        "expires",
+        "reviewer",
+        title="approval requests",
+    )
     for approval in found:
         table.add_row(
             approval.approval_id,
@@ -107,16 +117,24 @@ def show(approval_id: IdArgument, as_json: JsonFlag = False) -> None:
 
 
 def _resume(approval: Approval) -> bool:
-    """Resume the Prefect run waiting on ``approval``, if one does; whether one was handed the decision."""
+    """Resume the Prefect run waiting on ``approval``, if one does; whether a run waits on it (none to resubmit)."""
     if approval.flow_run_id is None:
         return False
     import httpx
     from prefect.client.orchestration import get_client
     from prefect.exceptions import PrefectException
+    from prefect.settings import PREFECT_API_URL
 
     from flows.holds import resume_run
 
-    errors = Console(stderr=True)
+    errors = Console(stderr=True, soft_wrap=True)
+    if not PREFECT_API_URL.value():  # no server named: never start a temporary one on its database
+        errors.print(
+            f"flow run {approval.flow_run_id} waits on it: the colony-tick deployment resumes it "
+            "(set PREFECT_API_URL to resume it at once)",
+            highlight=False,
+        )
+        return True
     try:
         with get_client(sync_client=True) as client:
             done = resume_run(client, approval)

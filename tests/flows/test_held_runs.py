@@ -54,7 +54,7 @@ def kernel(clock: Callable[[], float] = time.time) -> ColonyKernel:
     return ColonyKernel(settings, clock=clock)
 
 
-def hold(agent: str, path: Path) -> tuple[UUID, Approval, State[Any]]:
+def hold(agent: str, path: Path, **options: Any) -> tuple[UUID, Approval, State[Any]]:
     """Start a gated-action deployment run the gate holds; its id, its approval and its suspended state."""
     kernel().set_trust(agent, 0.8)  # trusted enough to be held, not to run without evidence of tests
     request = {
@@ -63,6 +63,7 @@ def hold(agent: str, path: Path) -> tuple[UUID, Approval, State[Any]]:
         "target": "ledger.held",
         "rationale": "Record the nightly figures in the ledger file for the audit trail",
         "rollback_plan": "erase_entry removes the written file again",
+        **options,
     }
     run = run_deployment(f"gated-action/{NAME}", parameters={"request": request}, timeout=0)
     state = wait_until_suspended(run.id)
@@ -116,6 +117,7 @@ def test_a_held_run_shows_the_reviewer_everything_and_cli_approval_resumes_it(
 
     state = final(run_id)
     assert state.name == "Executed" and state.is_completed(), state
+    assert state.message == f"Executed: approved by {REVIEWER}: ok"
     assert path.read_text() == "figures"
     summary = summary_of(state)
     assert summary.approval is not None and summary.approval.reviewer == REVIEWER
@@ -180,6 +182,16 @@ def test_an_expired_request_is_recorded_and_its_run_ends_expired(worker: Worker,
     assert entry.trust_after < entry.trust_before
     refused = events_about(GATE_REFUSED, "colony.target.tool:ledger_double", related="colony.agent.held-expire")
     assert refused and refused[0].payload["status"] == "timed_out"
+
+
+def test_a_request_whose_run_stopped_waiting_is_expired_by_the_tick(worker: Worker, tmp_path: Path) -> None:
+    run_id, approval, _ = hold("held-short", tmp_path / "short.txt", approval_timeout_seconds=5)
+    assert approval.expires_at > time.time() + 60  # the kernel's own expiry is an hour away
+    [settled] = [s for s in settle_held_runs(kernel(), clock=lambda: time.time() + 10) if s.flow_run_id == run_id]
+    assert settled.action == "resumed"
+    assert final(run_id).name == "Expired"
+    expired = kernel().get_approval(approval.approval_id)
+    assert expired.state is ApprovalState.EXPIRED and expired.note == "the held run stopped waiting for a decision"
 
 
 def test_a_run_whose_pause_lapsed_on_the_server_is_failed_with_the_recorded_refusal(
