@@ -83,10 +83,9 @@ def list_approvals(
     if as_json:
         typer.echo(json.dumps([approval.model_dump(mode="json") for approval in found], indent=2))
         return
-    whole = {"no_wrap": True}  # the id is what a person copies; the state is what they look for
-    table = Table(
-        Column("id", min_width=36, **whole),
-        Column("state", min_width=8, **whole),
+    table = Table(  # the id whole (a person copies it), and the state (what they look for)
+        Column("id", min_width=36, no_wrap=True),
+        Column("state", min_width=8, no_wrap=True),
         "agent",
         "call",
         "score",
