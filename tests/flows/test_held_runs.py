@@ -21,6 +21,7 @@ import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 from prefect.deployments import run_deployment
+from prefect.events.worker import EventsWorker
 from prefect.input.run_input import keyset_from_paused_state
 from prefect.states import State
 
@@ -46,6 +47,17 @@ def worker(
     monkeypatch.setenv("COLONY_ATTESTATION", "required")
     monkeypatch.setenv("COLONY_ATTESTATION_SECRET", "held-runs-test-secret-of-enough-length")
     yield workers("worker", NAME)
+
+
+@pytest.fixture(autouse=True)
+def events_sent_here() -> Iterator[None]:
+    """Events this process emits go to this test's server: its events worker is stopped after the test.
+
+    Prefect keeps one events worker per process, bound to the API it first reached; left
+    running, it would carry later tests' events (on another API) to this server.
+    """
+    yield
+    EventsWorker.drain_all(timeout=30, at_exit=False)
 
 
 def kernel(clock: Callable[[], float] = time.time) -> ColonyKernel:
