@@ -3,7 +3,12 @@
 A run started in-process pauses and keeps polling (``pause_flow_run``); a run started from
 a deployment suspends (``suspend_flow_run``), so no worker is held while a person decides:
 the run exits and starts again from the top once resumed, with its cached steps reused.
-The Prefect UI shows the form for ``ApprovalInput`` on the paused run's page.
+The Prefect UI shows the form for ``ApprovalInput`` on the paused run's page, under a
+description that points to the reviewer's artifact (``flows.holds``).
+
+A suspended run's pause on the server outlasts its wait by ``RESUME_GRACE_SECONDS``: the
+tick expires the request when the wait is over and resumes the run, so that it ends in its
+own ``Expired`` state; a pause that lapsed on the server could only fail the run.
 """
 
 from __future__ import annotations
@@ -14,9 +19,10 @@ from prefect.flow_runs import pause_flow_run, suspend_flow_run
 from prefect.input import RunInput
 from pydantic import Field
 
-__all__ = ["APPROVAL_KEY", "ApprovalInput", "wait_for_approval"]
+__all__ = ["APPROVAL_KEY", "RESUME_GRACE_SECONDS", "ApprovalInput", "already_waited", "wait_for_approval"]
 
 APPROVAL_KEY = "colony-approval"
+RESUME_GRACE_SECONDS = 600
 
 
 class ApprovalInput(RunInput):
@@ -33,13 +39,26 @@ def started_from_deployment() -> bool:
     return bool(context and context.flow_run and context.flow_run.deployment_id)
 
 
-def wait_for_approval(timeout_seconds: int, poll_seconds: int) -> ApprovalInput | None:
-    """The person's decision, or None when nobody decided within ``timeout_seconds``."""
+def already_waited() -> bool:
+    """Whether this run paused for an approval before (it is running again because it was resumed)."""
+    context = FlowRunContext.get()
+    if context is None or context.flow_run is None:
+        return False
+    return APPROVAL_KEY in (context.flow_run.empirical_policy.pause_keys or set())
+
+
+def wait_for_approval(timeout_seconds: int, poll_seconds: int, description: str = "") -> ApprovalInput | None:
+    """The person's decision, or None when nobody decided within ``timeout_seconds``.
+
+    ``description`` (markdown) is shown above the Resume form.
+    """
+    form = ApprovalInput.with_initial_data(description=description) if description else ApprovalInput
     try:
         if started_from_deployment():
-            return suspend_flow_run(wait_for_input=ApprovalInput, timeout=timeout_seconds, key=APPROVAL_KEY)
+            timeout = timeout_seconds + RESUME_GRACE_SECONDS
+            return suspend_flow_run(wait_for_input=form, timeout=timeout, key=APPROVAL_KEY)
         return pause_flow_run(
-            wait_for_input=ApprovalInput, timeout=timeout_seconds, poll_interval=poll_seconds, key=APPROVAL_KEY
+            wait_for_input=form, timeout=timeout_seconds, poll_interval=poll_seconds, key=APPROVAL_KEY
         )
     except FlowPauseTimeout:
         return None

@@ -5,8 +5,8 @@ execute step is the action's task (``tasks.executor.TaskExecutor``), the gate is
 asked through the ``colony.propose`` task (cached per flow run in Colony's result
 storage, so a suspended run that resumes on any worker sees the verdict it was given;
 the cache holds no token, the kernel signs an EXECUTE's authorization again when the
-action runs), a HOLD waits for a person in the Prefect UI (``flows._approval``), and
-refusals and role changes are events.
+action runs), a HOLD shows its reviewer an artifact and waits for a person
+(``flows.holds``, ``flows._approval``), and refusals and role changes are events.
 
 A flow runs with the authority of whoever can reach the Prefect API: an operator
 (``PREFECT_OPERATOR``), acting for the agent its request names.
@@ -14,6 +14,7 @@ A flow runs with the authority of whoever can reach the Prefect API: an operator
 
 from __future__ import annotations
 
+import math
 import threading
 from pathlib import Path
 from typing import Any
@@ -22,10 +23,11 @@ import anyio.to_thread
 
 from blocks.secrets import install_secret_resolver
 from colony.catalog import registry_path
-from colony.kernel import KernelSettings
+from colony.kernel import ColonyKernel, KernelSettings
 from colony.runtime import Acting, Catalog, HeldCall, HoldDecision, KernelProvider, Principal, Runtime
-from flows._approval import wait_for_approval
+from flows._approval import ApprovalInput, already_waited, wait_for_approval
 from flows._events import emit_gate_refused, emit_role_changed
+from flows.holds import present_hold
 from tasks.actions import POOL
 from tasks.executor import TaskExecutor
 from tasks.kernel import authorize, kernel_for, propose
@@ -58,6 +60,17 @@ def _catalog(path: Path) -> Catalog:
     return catalog
 
 
+def hold(kernel: ColonyKernel, held: HeldCall, timeout_seconds: int, poll_seconds: int) -> ApprovalInput | None:
+    """Show the reviewer the held call, then wait for a decision until the request expires (at most the timeout).
+
+    A run resumed after its wait shows nothing again: it reads the decision it was resumed with.
+    """
+    approval = kernel.get_approval(held.verdict["approval_id"])
+    description = "" if already_waited() else present_hold(kernel, approval, held)
+    wait = max(1, min(timeout_seconds, math.ceil(approval.expires_at - kernel.clock())))
+    return wait_for_approval(wait, poll_seconds, description)
+
+
 def flow_runtime(
     settings: KernelSettings,
     *,
@@ -79,10 +92,16 @@ def flow_runtime(
         if runtime is None:
 
             async def on_hold(held: HeldCall) -> HoldDecision | None:
-                decision = await anyio.to_thread.run_sync(wait_for_approval, approval_timeout_seconds, poll_seconds)
+                decision = await anyio.to_thread.run_sync(hold, kernel, held, approval_timeout_seconds, poll_seconds)
                 if decision is None:
                     return None
-                return HoldDecision(approved=decision.approve, reviewer=decision.reviewer, note=decision.note)
+                # Whoever resumed the run reached the Prefect API: the flow's operator decided, as the reviewer named.
+                return HoldDecision(
+                    approved=decision.approve,
+                    reviewer=decision.reviewer,
+                    note=decision.note,
+                    by=PREFECT_OPERATOR.agent_id,
+                )
 
             async def ask_gate(request: Any) -> Any:
                 return await anyio.to_thread.run_sync(lambda: authorize(propose(request, settings), request, settings))

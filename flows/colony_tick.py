@@ -1,6 +1,7 @@
 """colony_tick: advance the colony one tick and show its state in the Prefect UI.
 
-After the kernel's tick (evaporation, expiry) the flow publishes the status as artifacts:
+After the kernel's tick (evaporation, expiry) the flow settles the held runs whose approval
+was decided elsewhere or expired (``flows.holds.settle_held_runs``), then publishes the status as artifacts:
 a table of the strongest signals, the budget usage, the role distribution and a short
 summary. When the role distribution differs from the previous tick's (kept in a Prefect
 Variable), it emits a ``colony.roles.changed`` event for automations.
@@ -10,18 +11,19 @@ from __future__ import annotations
 
 from datetime import UTC, datetime
 
-from prefect import flow, task
+from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
 from prefect.cache_policies import NO_CACHE
 from prefect.context import FlowRunContext
 from prefect.variables import Variable
 
 from blocks import load_kernel_settings
-from colony.kernel import ColonyStatus
+from colony.kernel import ColonyStatus, KernelSettings
 from flows._events import emit_roles
-from tasks.kernel import tick
+from flows.holds import Settled, settle_held_runs
+from tasks.kernel import kernel_for, tick
 
-__all__ = ["ROLES_VARIABLE", "colony_tick", "publish_status"]
+__all__ = ["ROLES_VARIABLE", "colony_tick", "publish_status", "settle_holds"]
 
 ROLES_VARIABLE = "colony_role_distribution"
 
@@ -84,6 +86,16 @@ def publish_status(status: ColonyStatus) -> None:
         Variable.set(ROLES_VARIABLE, roles, overwrite=True)
 
 
+@task(name="colony.settle-held-runs", tags={"colony"}, cache_policy=NO_CACHE)
+def settle_holds(settings: KernelSettings) -> list[Settled]:
+    """Resume the held runs whose approval was decided elsewhere; expire and end those nobody decided."""
+    settled = settle_held_runs(kernel_for(settings))
+    for entry in settled:
+        if entry.action != "waiting":
+            get_run_logger().info("approval %s: flow run %s %s", entry.approval_id, entry.flow_run_id, entry.action)
+    return settled
+
+
 @flow(name="colony-tick")
 def colony_tick() -> ColonyStatus:
     """Advance the colony one tick and publish its status.
@@ -92,6 +104,8 @@ def colony_tick() -> ColonyStatus:
     """
     context = FlowRunContext.get()
     key = f"flow-run:{context.flow_run.id}" if context and context.flow_run else None
-    status = tick(load_kernel_settings(), key)
+    settings = load_kernel_settings()
+    status = tick(settings, key)
+    settle_holds(settings)
     publish_status(status)
     return status

@@ -192,8 +192,9 @@ _VERDICT_KEYS = set(GateVerdict.model_fields) - {"authorization"}
 def _message(summary: GatedActionSummary, name: str) -> str:
     if summary.error is not None:
         return f"{name}: {summary.error['message']}"
-    if summary.approval is not None and not summary.approval.approve:
-        return f"{name} by {summary.approval.reviewer}: {summary.approval.note or 'no note'}"
+    if summary.approval is not None:  # "Rejected by ops: why", "Executed: approved by ops: why"
+        how = ": approved by" if summary.approval.approve else " by"
+        return f"{name}{how} {summary.approval.reviewer}: {summary.approval.note or 'no note'}"
     return f"{name}: {summary.verdict.reason}" if summary.verdict else name
 
 

@@ -1,7 +1,8 @@
 """``colony approvals``: see and decide the calls the gate held for a person.
 
 The CLI is this machine's operator (``LOCAL_OPERATOR``), so it sees every request and
-may decide any; the reviewer recorded is ``--reviewer`` (default: the operator's id).
+may decide any; the reviewer recorded is ``--reviewer`` (default: the operator's id). A
+decision on a request a Prefect run waits on resumes that run at once (``flows.holds``).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from typing import Annotated
 
 import typer
 from rich.console import Console
-from rich.table import Table
+from rich.table import Column, Table
 
 from colony.cli.kernel import JsonFlag, _fail, _kernel
 from colony.errors import ColonyError
@@ -82,7 +83,16 @@ def list_approvals(
     if as_json:
         typer.echo(json.dumps([approval.model_dump(mode="json") for approval in found], indent=2))
         return
-    table = Table("id", "state", "agent", "call", "score", "expires", "reviewer", title="approval requests")
+    table = Table(  # the id whole (a person copies it), and the state (what they look for)
+        Column("id", min_width=36, no_wrap=True),
+        Column("state", min_width=8, no_wrap=True),
+        "agent",
+        "call",
+        "score",
+        "expires",
+        "reviewer",
+        title="approval requests",
+    )
     for approval in found:
         table.add_row(
             approval.approval_id,
@@ -105,11 +115,44 @@ def show(approval_id: IdArgument, as_json: JsonFlag = False) -> None:
         raise _fail(error, as_json) from None
 
 
+def _resume(approval: Approval) -> bool:
+    """Resume the Prefect run waiting on ``approval``, if one does; whether a run waits on it (none to resubmit)."""
+    if approval.flow_run_id is None:
+        return False
+    import httpx
+    from prefect.client.orchestration import get_client
+    from prefect.exceptions import PrefectException
+    from prefect.settings import PREFECT_API_URL
+
+    from flows.holds import resume_run
+
+    errors = Console(stderr=True, soft_wrap=True)
+    if not PREFECT_API_URL.value():  # no server named: never start a temporary one on its database
+        errors.print(
+            f"flow run {approval.flow_run_id} waits on it: the colony-tick deployment resumes it "
+            "(set PREFECT_API_URL to resume it at once)",
+            highlight=False,
+        )
+        return True
+    try:
+        with get_client(sync_client=True) as client:
+            done = resume_run(client, approval)
+    except (httpx.HTTPError, PrefectException, RuntimeError) as error:  # the run is left to the tick
+        errors.print(
+            f"flow run {approval.flow_run_id} waits on it but could not be resumed now ({error}); "
+            "the colony-tick deployment resumes it",
+            highlight=False,
+        )
+        return True
+    errors.print(f"flow run {approval.flow_run_id}: {done}", highlight=False)
+    return True
+
+
 @approvals_app.command("approve")
 def approve(
     approval_id: IdArgument, reviewer: ReviewerOption = None, note: NoteOption = "", as_json: JsonFlag = False
 ) -> None:
-    """Approve a pending request: the held call runs when its caller resubmits it with the approval id."""
+    """Approve a pending request: a Prefect run waiting on it resumes; any other caller resubmits with its id."""
     from colony.runtime import LOCAL_OPERATOR
 
     try:
@@ -119,7 +162,7 @@ def approve(
     except ColonyError as error:
         raise _fail(error, as_json) from None
     _emit(approval, as_json)
-    if not as_json:
+    if not _resume(approval) and not as_json:
         Console(stderr=True).print(
             f"approved: resubmit the call with approval id {approval.approval_id} "
             f"(colony tools call {approval.tool} ... --approval {approval.approval_id})",
@@ -131,13 +174,14 @@ def approve(
 def reject(
     approval_id: IdArgument, reviewer: ReviewerOption = None, note: NoteOption = "", as_json: JsonFlag = False
 ) -> None:
-    """Reject a pending request: the refusal is recorded against the agent that asked."""
+    """Reject a pending request: the refusal is recorded against the agent that asked (a waiting run resumes)."""
     from colony.runtime import LOCAL_OPERATOR
 
     try:
-        rejected = _kernel(as_json).reject(
+        approval = _kernel(as_json).reject(
             approval_id, reviewer or LOCAL_OPERATOR.agent_id, note, by=LOCAL_OPERATOR.agent_id
         )
-        _emit(rejected, as_json)
     except ColonyError as error:
         raise _fail(error, as_json) from None
+    _emit(approval, as_json)
+    _resume(approval)

@@ -89,6 +89,7 @@ def up(
             gateway_url = stack.enter_context(gateway(gateway_port))
             # Only the flow runs served below get these (not the servers started above).
             os.environ.update(deployments_module.FLOW_RUN_ENV)
+            os.environ.setdefault("COLONY_GATEWAY_URL", gateway_url)  # named in a held run's reviewer artifact
             stack.enter_context(
                 temporary_settings(
                     {PREFECT_API_URL: api_url, PREFECT_FLOWS_HEARTBEAT_FREQUENCY: deployments_module.HEARTBEAT_SECONDS}

@@ -62,6 +62,7 @@ class HoldDecision:
     approved: bool
     reviewer: str
     note: str = ""
+    by: str | None = None  # the principal that decided, for the audit log (``reviewer`` is what a person typed)
 
 
 HoldStrategy = Callable[[HeldCall], Awaitable[HoldDecision | None]]
@@ -280,8 +281,8 @@ class Governor:
                 if decision is None:
                     return kernel.expire_approval(approval_id)
                 if decision.approved:
-                    return kernel.approve(approval_id, decision.reviewer, decision.note)
-                return kernel.reject(approval_id, decision.reviewer, decision.note)
+                    return kernel.approve(approval_id, decision.reviewer, decision.note, by=decision.by)
+                return kernel.reject(approval_id, decision.reviewer, decision.note, by=decision.by)
             except ApprovalError as error:
                 if type(error) is not ApprovalError or error.state == "pending":  # unknown id, or budget
                     raise

@@ -98,3 +98,18 @@ def test_profile_reads_without_creating_and_trust_sets_the_role() -> None:
     bad = runner.invoke(app, ["kernel", "trust", "ghost", "2"])
     assert bad.exit_code == 1 and "trust" in bad.stderr
     kernel.close()
+
+
+def test_a_decision_on_a_linked_run_without_a_prefect_api_leaves_the_run_to_the_tick(
+    ledger: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    assert call(ledger).exit_code == 2
+    [pending] = json.loads(approvals("list", "--state", "pending", "--json").stdout)
+    kernel = ColonyKernel.from_env()
+    kernel.attach_flow_run(pending["approval_id"], "6f1c2d0e-2f57-4e0b-9c39-2a7d0c1b5e11")
+    kernel.close()
+    decided = approvals("reject", pending["approval_id"], "--note", "not now", "--json")
+    assert decided.exit_code == 0, decided.output
+    assert json.loads(decided.stdout)["flow_run_id"] == "6f1c2d0e-2f57-4e0b-9c39-2a7d0c1b5e11"
+    assert "the colony-tick deployment resumes it (set PREFECT_API_URL" in decided.stderr
