@@ -421,6 +421,9 @@ class ActionRecordedError(AttestationError):
         super().__init__(message)
         self.consequence_id = consequence_id
 
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "consequence_id": self.consequence_id}
+
 
 class ApprovalError(KernelError):
     """An approval request cannot be decided or used as asked; ``state`` is where it stands."""

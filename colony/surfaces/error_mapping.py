@@ -54,8 +54,10 @@ HTTP_STATUS: dict[type[errors.ColonyError], int] = {
     errors.KernelError: 500,
     errors.KernelInputError: 400,
     errors.AttestationError: 403,
+    errors.ActionRecordedError: 409,
     errors.ApprovalError: 409,
     errors.UnknownApprovalError: 404,
+    errors.KernelConfigError: 503,
     errors.KernelStoreError: 503,
     errors.SurfaceError: 500,
     errors.AuthenticationError: 401,
@@ -101,8 +103,10 @@ MCP_ERROR_CODE: dict[type[errors.ColonyError], int] = {
     errors.KernelError: -32010,
     errors.KernelInputError: INVALID_PARAMS,
     errors.AttestationError: -32011,
+    errors.ActionRecordedError: -32015,
     errors.ApprovalError: -32013,
     errors.UnknownApprovalError: -32014,
+    errors.KernelConfigError: -32016,
     errors.KernelStoreError: -32012,
     errors.SurfaceError: -32020,
     errors.AuthenticationError: -32021,
@@ -183,6 +187,8 @@ def rebuild_error(payload: Any, status: int) -> errors.ColonyError:
         fields.setdefault("missing", [])
     if issubclass(cls, errors.ActionNotExecutedError):
         fields.setdefault("verdict", {})
+    if issubclass(cls, errors.ActionRecordedError):
+        fields.setdefault("consequence_id", "")
     if issubclass(cls, errors.ApprovalError):
         fields.setdefault("approval_id", "")
         fields.setdefault("state", None)

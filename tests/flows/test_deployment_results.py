@@ -87,14 +87,14 @@ def test_a_held_run_resumed_on_another_worker_keeps_its_verdict(
 
 
 def test_a_run_retried_after_its_record_reports_that_outcome_and_runs_nothing_again(
-    workers: Callable[[str], Worker], colony_home: Path, tmp_path: Path
+    workers: Callable[[str, str], Worker], colony_home: Path, tmp_path: Path
 ) -> None:
     kernel = ColonyKernel(KernelSettings(home=colony_home))
     kernel.set_trust("engineer-9", 0.8)
     path = tmp_path / "once.txt"
     request = {**LEDGER_REQUEST, "agent_id": "engineer-9", "evidence": {"tests": ["tests/test_ledger.py"]}}
     request["call"] = {**LEDGER_REQUEST["call"], "arguments": {"path": str(path), "text": "figures"}}  # type: ignore[dict-item]
-    workers("worker-a")
+    workers("worker-a", NAME)
     run = run_deployment(f"gated-action/{NAME}", parameters={"request": request}, timeout=0)
     first = final(run.id)
     assert first.name == "Executed"

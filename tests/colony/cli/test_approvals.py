@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import json
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from prefect.settings import PREFECT_API_URL, temporary_settings
 from typer.testing import CliRunner
 
 from colony.cli import app
@@ -100,10 +102,16 @@ def test_profile_reads_without_creating_and_trust_sets_the_role() -> None:
     kernel.close()
 
 
-def test_a_decision_on_a_linked_run_without_a_prefect_api_leaves_the_run_to_the_tick(
-    ledger: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def no_prefect_api(monkeypatch: pytest.MonkeyPatch) -> Iterator[None]:
+    """No Prefect API named: not in the environment, nor in-process (the session's test harness names one)."""
     monkeypatch.delenv("PREFECT_API_URL", raising=False)
+    with temporary_settings(restore_defaults={PREFECT_API_URL}):
+        yield
+
+
+@pytest.mark.usefixtures("no_prefect_api")
+def test_a_decision_on_a_linked_run_without_a_prefect_api_leaves_the_run_to_the_tick(ledger: Path) -> None:
     assert call(ledger).exit_code == 2
     [pending] = json.loads(approvals("list", "--state", "pending", "--json").stdout)
     kernel = ColonyKernel.from_env()

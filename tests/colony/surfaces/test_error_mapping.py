@@ -112,6 +112,7 @@ def sample(cls: type[errors.ColonyError]) -> errors.ColonyError:
         "retry_after_seconds": 2.5,
         "size_bytes": 2_000_000,
         "limit_bytes": 1 << 20,
+        "consequence_id": "c-0191",
     }
     if cls is errors.HPCLimitError:
         return cls(["min_vcpus 64 exceeds max_vcpus 16"])
