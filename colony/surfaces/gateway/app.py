@@ -145,8 +145,10 @@ def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None 
             body=BodyGuardMiddleware(stack, max_bytes=max_bytes, timeout_seconds=timeout_seconds),
         )
 
-    # Outermost of all: every 401 is counted, the hot path's as well as the app's routes'.
-    app.outermost = lambda stack: CountUnauthenticated(hot_path(stack), runtime.refusals)
+    if authenticator.open:  # no credential is asked for, so no call is ever refused 401: nothing to count
+        app.outermost = hot_path
+    else:  # outermost of all: every 401 is counted, the hot path's as well as the app's routes'
+        app.outermost = lambda stack: CountUnauthenticated(hot_path(stack), runtime.refusals)
     mcp_calls = McpCallLimits(StreamableHTTPASGIApp(manager), limiter, runtime.refusals)
     mcp_endpoint = StatelessMcpMethods(McpAuthEndpoint(authenticator, mcp_calls, challenge))
     app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"]))
