@@ -12,7 +12,6 @@ from typer.testing import CliRunner
 
 from colony.cli import app
 from colony.kernel import ColonyKernel
-from tests.colony.runtime.conftest import write_registry
 
 runner = CliRunner()
 CASE = [
@@ -20,18 +19,6 @@ CASE = [
     "--rationale", "Record the nightly figures in the ledger for the audit trail",
     "--rollback-plan", "erase_entry removes the written file again",
 ]  # fmt: skip
-
-
-@pytest.fixture
-def ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A catalog holding the ledger double, and a gate that holds its calls (failures at the tool)."""
-    write_registry(tmp_path, ["ledger_double"])
-    monkeypatch.setenv("COLONY_REPO_ROOT", str(tmp_path))
-    kernel = ColonyKernel.from_env()
-    kernel.set_trust("engineer-1", 0.4)
-    kernel.deposit("tool:ledger_double", "failure", 30.0)
-    kernel.close()
-    return tmp_path / "entry.txt"
 
 
 def call(path: Path, *extra: str):  # type: ignore[no-untyped-def]

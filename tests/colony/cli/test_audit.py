@@ -5,28 +5,14 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-import pytest
 from sqlalchemy import text
 from typer.testing import CliRunner
 
 from colony.cli import app
 from colony.kernel import ColonyKernel
 from tests.colony.cli.test_approvals import CASE, approvals, call
-from tests.colony.runtime.conftest import write_registry
 
 runner = CliRunner()
-
-
-@pytest.fixture
-def ledger(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """A catalog holding the ledger double, and a gate that holds engineer-1's calls."""
-    write_registry(tmp_path, ["ledger_double"])
-    monkeypatch.setenv("COLONY_REPO_ROOT", str(tmp_path))
-    kernel = ColonyKernel.from_env()
-    kernel.set_trust("engineer-1", 0.4)
-    kernel.deposit("tool:ledger_double", "failure", 30.0)
-    kernel.close()
-    return tmp_path / "entry.txt"
 
 
 def audit(*args: str):  # type: ignore[no-untyped-def]
