@@ -97,9 +97,11 @@ class AuditOperations:
         Read in batches of one transaction each, so an export of any size holds no lock long.
         """
         if isinstance(since_seq, bool) or not isinstance(since_seq, int) or since_seq < 1:
-            raise KernelInputError.for_field("since", f"{since_seq!r} given", expected="a seq of 1 or more")
+            raise KernelInputError.for_field(
+                "since", f"{since_seq!r} is not a seq of 1 or more", expected="a seq of 1 or more"
+            )
         if since_at is not None and not math.isfinite(since_at):
-            raise KernelInputError.for_field("since", f"{since_at!r} given", expected="a finite time")
+            raise KernelInputError.for_field("since", f"{since_at!r} is not a finite time", expected="a finite time")
         after = since_seq - 1
         while True:
             rows = self.store.run(partial(AuditLog.page, after_seq=after, since_at=since_at), write=False)
@@ -113,7 +115,11 @@ class AuditOperations:
         if kept_head is not None:
             kept_head = kept_head.strip().lower()
             if len(kept_head) != 64 or any(c not in "0123456789abcdef" for c in kept_head):
-                raise KernelInputError.for_field("head", f"{kept_head!r} given", expected="a sha256 hex digest")
+                raise KernelInputError.for_field(
+                    "head",
+                    f"{kept_head!r} is not a sha256 hex digest (64 hex characters)",
+                    expected="a sha256 hex digest",
+                )
         return self.store.run(lambda connection: AuditLog.verify(connection, kept_head), write=False)
 
 

@@ -96,6 +96,7 @@ def test_bad_arguments_are_named(ledger: Path) -> None:
     assert since.exit_code == 1 and "'yesterday' is neither a seq" in since.stderr
     head = audit("verify", "--head", "abc")
     assert head.exit_code == 1 and "head" in head.stderr
+    assert "'abc' is not a sha256 hex digest" in head.stderr
 
 
 def test_a_proposal_from_the_cli_names_the_local_operator_as_who_acted(ledger: Path, tmp_path: Path) -> None:
