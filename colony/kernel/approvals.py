@@ -146,7 +146,7 @@ class Approvals:
             "executed_at": None,
             "flow_run_id": None,
         }
-        _INSERT.rowcount(connection, row)
+        _INSERT.send(connection, row)
         return to_approval(row)
 
     @staticmethod

@@ -30,7 +30,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from colony.errors import AttestationError
 from colony.kernel.models import RecordOutcomeRequest
-from colony.kernel.store import Prepared, tables
+from colony.kernel.store import Pending, Prepared, tables
 
 __all__ = ["Attestor", "Claims"]
 
@@ -47,6 +47,7 @@ _CONSUME = Prepared(
     .values(consumed_at=bindparam("now"), reservation=literal_column("'settled'"))
     .returning(*_P.c)
 )
+_ISSUED = Prepared(select(_P.c.token_nonce, _P.c.reservation).where(_P.c.proposal_id == bindparam("proposal")))
 
 
 def _b64(data: bytes) -> str:
@@ -148,17 +149,21 @@ class Attestor:
         return self.sign(Claims(proposal_id, agent_id, action_type, target, row["expires_at"], row["token_nonce"]))
 
     @staticmethod
-    def consume(connection: Connection, claims: Claims, now: float) -> dict[str, Any]:
-        """Mark the nonce used and the reservation settled (once only); the proposal's stored row."""
-        rows = _CONSUME.all(connection, {"proposal": claims.proposal_id, "nonce": claims.nonce, "now": now})
+    def consume(connection: Connection, claims: Claims, now: float) -> Pending:
+        """Mark the nonce used and the reservation settled (once only); read it with :meth:`consumed`."""
+        return _CONSUME.send(connection, {"proposal": claims.proposal_id, "nonce": claims.nonce, "now": now})
+
+    @staticmethod
+    def consumed(connection: Connection, claims: Claims, sent: Pending) -> dict[str, Any]:
+        """The proposal's stored row :meth:`consume` settled; AttestationError saying why there is none."""
+        rows = sent.rows()
         if rows:
             return rows[0]
-        issued = connection.execute(
-            select(_P.c.token_nonce, _P.c.reservation).where(_P.c.proposal_id == claims.proposal_id)
-        ).first()
-        if issued is None or issued.token_nonce != claims.nonce:
+        found = _ISSUED.all(connection, {"proposal": claims.proposal_id})
+        issued = found[0] if found else None
+        if issued is None or issued["token_nonce"] != claims.nonce:
             raise AttestationError(f"authorization names no issued verdict (proposal {claims.proposal_id})")
-        if issued.reservation == "expired":
+        if issued["reservation"] == "expired":
             raise AttestationError(
                 f"authorization expired: the reservation of proposal {claims.proposal_id} was released"
             )

@@ -24,7 +24,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from pydantic import Field
-from sqlalchemy import Connection, bindparam, insert, literal_column, select, update
+from sqlalchemy import Connection, Text, bindparam, cast, func, insert, literal_column, select, update
 
 from colony.kernel.models import KernelModel
 from colony.kernel.schema import AUDIT_GENESIS
@@ -76,11 +76,32 @@ class AuditCheck(KernelModel):
     seq: int | None = Field(default=None, description="The entry the problem names.")
 
 
+# Canonical JSON sorts the keys, and "prev_hash" and "seq" sit next to each other: an entry's text is
+# what comes before prev_hash's value, that value, '","seq":', the seq, and what comes after it. The
+# text around the two is known before the head is locked, so PostgreSQL can chain an entry in SQL.
+_BEFORE = tuple(name for name in sorted(_FIELDS) if name < "prev_hash")
+_AFTER = tuple(name for name in sorted(_FIELDS) if name > "seq")
+_LINK = '","seq":'
+
+
+def _canonical(content: dict[str, Any]) -> str:
+    return json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+
+
+def _around(row: dict[str, Any]) -> tuple[str, str]:
+    """The entry's canonical text before its prev_hash value, and after its seq."""
+    before = _canonical({name: row[name] for name in _BEFORE})
+    after = _canonical({name: row[name] for name in _AFTER})
+    return before[:-1] + ',"prev_hash":"', "," + after[1:]
+
+
 def entry_hash(row: dict[str, Any], prev_hash: str) -> str:
-    """sha256 of the entry's fields (``detail`` as the JSON text stored) and ``prev_hash``, as canonical JSON."""
-    content = {name: row[name] for name in _FIELDS} | {"prev_hash": prev_hash}
-    canonical = json.dumps(content, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    return hashlib.sha256(canonical.encode()).hexdigest()
+    """sha256 of the entry's fields (``detail`` as the JSON text stored) and ``prev_hash``, as canonical JSON.
+
+    Canonical JSON here is ``json.dumps(fields, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``.
+    """
+    before, after = _around(row)
+    return hashlib.sha256(f"{before}{prev_hash}{_LINK}{row['seq']}{after}".encode()).hexdigest()
 
 
 def _detail(detail: dict[str, Any]) -> str:
@@ -108,54 +129,83 @@ def to_entry(row: dict[str, Any]) -> AuditEntry:
 _ONE = _H.c.id == literal_column("1")
 _ADVANCE = Prepared(update(_H).where(_ONE).values(seq=_H.c.seq + bindparam("count")).returning(_H.c.seq, _H.c.hash))
 _INSERT = Prepared(insert(_L))
-_SET_HEAD = Prepared(update(_H).where(_ONE).values(hash=bindparam("head")))
-# PostgreSQL: the entry and the head's new hash in one statement (one round trip).
-_INSERT_AND_SET_HEAD = Prepared(
-    update(_H)
-    .where(_ONE)
-    .values(hash=bindparam("hash"))
-    .add_cte(insert(_L).values({column.name: bindparam(column.name) for column in _L.c}).cte("appended"))
-)
+_SET_HEAD = Prepared(update(_H).where(_ONE).values(hash=bindparam("head"), prev_hash=bindparam("prev")))
 _HEAD = Prepared(select(_H.c.seq, _H.c.hash).where(_ONE))
+
+
+def _chained() -> Any:
+    """PostgreSQL: one entry appended in one statement, its hash computed by the server (``sha256``).
+
+    The head is advanced, and the entry inserted with the head's old hash as its link and the
+    new one as its own, so no client holds the head's lock across a round trip.
+    """
+    text = (
+        bindparam("before", type_=Text)
+        + _H.c.hash
+        + bindparam("link", value=_LINK, type_=Text)
+        + cast(_H.c.seq + 1, Text)
+        + bindparam("after", type_=Text)
+    )
+    digest = func.encode(func.sha256(func.convert_to(text, literal_column("'UTF8'"))), literal_column("'hex'"))
+    head = (
+        update(_H)
+        .where(_ONE)
+        .values(seq=_H.c.seq + 1, prev_hash=_H.c.hash, hash=digest)
+        .returning(_H.c.seq, _H.c.prev_hash, _H.c.hash)
+        .cte("head")
+    )
+    given = ("at", "event", "who", "on_behalf", "what", "verdict", "detail")
+    values = [bindparam(name, type_=_L.c[name].type) for name in given]
+    return insert(_L).from_select(
+        ["seq", *given, "prev_hash", "hash"], select(head.c.seq, *values, head.c.prev_hash, head.c.hash)
+    )
+
+
+_APPEND_CHAINED = Prepared(_chained())
+
+
+def _row(record: AuditRecord, now: float) -> dict[str, Any]:
+    return {
+        "at": now,
+        "event": record.event,
+        "who": record.who,
+        "on_behalf": record.on_behalf,
+        "what": record.what[:1024],
+        "verdict": record.verdict,
+        "detail": _detail(record.detail),
+    }
 
 
 class AuditLog:
     """Append to, read and verify the audit log; every method works inside a caller's transaction."""
 
     @staticmethod
-    def append(connection: Connection, records: Sequence[AuditRecord], now: float) -> list[dict[str, Any]]:
+    def append(connection: Connection, records: Sequence[AuditRecord], now: float) -> int:
         """Append ``records`` in order; lock the head last of all (call this at the end of the transaction).
 
-        Returns:
-            The rows written.
+        On PostgreSQL each entry is one statement, sent without waiting (it goes out with the
+        commit in a pipelined transaction); elsewhere the head is advanced, then the entries
+        written. Returns how many were appended.
         """
         if not records:
-            return []
+            return 0
+        if connection.dialect.name == "postgresql":
+            for record in records:
+                row = _row(record, now)
+                before, after = _around(row)
+                _APPEND_CHAINED.send(connection, row | {"before": before, "after": after})
+            return len(records)
         [head] = _ADVANCE.all(connection, {"count": len(records)})  # takes the head's lock: one writer at a time
         seq, prev = head["seq"] - len(records), head["hash"]
-        rows = []
+        link = prev
         for record in records:
             seq += 1
-            row = {
-                "seq": seq,
-                "at": now,
-                "event": record.event,
-                "who": record.who,
-                "on_behalf": record.on_behalf,
-                "what": record.what[:1024],
-                "verdict": record.verdict,
-                "detail": _detail(record.detail),
-                "prev_hash": prev,
-            }
-            row["hash"] = prev = entry_hash(row, prev)
-            rows.append(row)
-        if len(rows) == 1 and connection.dialect.name == "postgresql":
-            _INSERT_AND_SET_HEAD.rowcount(connection, rows[0])
-            return rows
-        for row in rows:
-            _INSERT.rowcount(connection, row)
-        _SET_HEAD.rowcount(connection, {"head": prev})
-        return rows
+            row = _row(record, now) | {"seq": seq, "prev_hash": prev}
+            row["hash"] = entry_hash(row, prev)
+            link, prev = prev, row["hash"]
+            _INSERT.send(connection, row)
+        _SET_HEAD.send(connection, {"head": prev, "prev": link})
+        return len(records)
 
     @staticmethod
     def page(connection: Connection, after_seq: int, since_at: float | None = None) -> list[dict[str, Any]]:

@@ -89,7 +89,7 @@ class AuditOperations:
         """Append refused calls (surfaces coalesce a burst into one record with a count); how many were written."""
         checked = [_checked(record) for record in records]
         now = self.clock()
-        return len(self.store.run(lambda connection: AuditLog.append(connection, checked, now)))
+        return self.store.run(lambda connection: AuditLog.append(connection, checked, now))
 
     def audit_entries(self, *, since_seq: int = 1, since_at: float | None = None) -> Iterator[AuditEntry]:
         """Entries from seq ``since_seq`` on (and at or after Unix time ``since_at``), oldest first.

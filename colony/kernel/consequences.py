@@ -28,7 +28,7 @@ class ConsequenceMemory:
     @staticmethod
     def store(connection: Connection, record: ConsequenceRecord) -> None:
         """Append one history entry."""
-        _STORE.rowcount(connection, {f"v_{name}": value for name, value in record.model_dump(mode="json").items()})
+        _STORE.send(connection, {f"v_{name}": value for name, value in record.model_dump(mode="json").items()})
 
     @staticmethod
     def history(connection: Connection, agent_id: str) -> list[str]:

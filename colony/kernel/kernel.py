@@ -53,20 +53,12 @@ from colony.kernel.reservations import Reservations, held_by
 from colony.kernel.roles import AgentRow, RoleAdapter
 from colony.kernel.settings import KernelSettings
 from colony.kernel.status import StatusReporter
-from colony.kernel.store import Store
+from colony.kernel.store import GuardFailed, Store
 from colony.kernel.ticks import TickKeys
 
 __all__ = ["ColonyKernel"]
 
 M = TypeVar("M", bound=KernelModel)
-
-
-class _BudgetShort(Exception):
-    """The budget could not cover an EXECUTE's estimate: undo its transaction and decide again."""
-
-    def __init__(self, period: int) -> None:
-        super().__init__(period)
-        self.period = period
 
 
 def _coerce(model: type[M], value: M | Mapping[str, Any], field: str = "request") -> M:
@@ -177,10 +169,13 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
         now = self.clock()
         proposal_id = new_proposal_id()
 
+        period_now = self.ledger.period(now)
+
         def work(connection: Connection, budget_last: bool) -> GateVerdict:
-            reading = read_for_gate(connection, request.agent_id, request.target)
+            reading = read_for_gate(connection, request.agent_id, request.target, period_now)
             if reading.lapsed(now):  # release lapsed reservations before the budget is weighed
                 self.reservations.expire_due(connection, now)
+                reading = read_for_gate(connection, request.agent_id, request.target, period_now)
             inputs = GateInputs(
                 role=reading.role,
                 trust=reading.trust,
@@ -199,26 +194,30 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                     required_evidence=[*outcome.required_evidence, "human_approval"],
                 )
             period, claims, approval = None, None, None
+            expires_at = now + self.settings.attestation_ttl_seconds
             if outcome.decision is Decision.EXECUTE and budget_last:
                 # The budget row is every process's hot spot: write the rest first and reserve last,
-                # so its lock is held only until the commit. A budget that cannot cover the estimate
-                # undoes the whole transaction (_BudgetShort), and the verdict is made again below.
-                period = self.ledger.period(now)
+                # so its lock is held only until the commit (on PostgreSQL: while the server runs the
+                # last batch). A budget that cannot cover the estimate undoes the whole transaction
+                # (GuardFailed), and the verdict is made again below.
+                period = period_now
                 if self.settings.attestation is not AttestationMode.OFF:
                     claims = self.attestor.issue(
                         proposal_id, request.agent_id, request.action_type, request.target, now
                     )
-                expires_at = now + self.settings.attestation_ttl_seconds
                 store_proposal(connection, proposal_id, request, outcome, now, period, estimate, claims, expires_at)
-                self.roles.count_proposal(connection, request.agent_id, outcome.decision, now)
-                if self.ledger.reserve(connection, estimate, now) is None:
-                    raise _BudgetShort(period)
+                self.roles.count_proposal(
+                    connection, request.agent_id, outcome.decision, now, known=reading.known_agent
+                )
+                if reading.budget is None:
+                    self.ledger.ensure_period(connection, period)
+                self.ledger.reserve_or_abort(connection, estimate, period)
             else:
                 if outcome.decision is Decision.EXECUTE:
                     period = self.ledger.reserve(connection, estimate, now)
                     approved = period is not None
                 else:
-                    approved = self.ledger.fits(connection, estimate, now)
+                    approved = self.ledger.covers(reading.budget, estimate)
                 if not approved:
                     inputs = replace(inputs, budget_approved=False)
                     outcome = self.gate.decide(inputs)
@@ -226,11 +225,12 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                     claims = self.attestor.issue(
                         proposal_id, request.agent_id, request.action_type, request.target, now
                     )
-                expires_at = now + self.settings.attestation_ttl_seconds
                 store_proposal(connection, proposal_id, request, outcome, now, period, estimate, claims, expires_at)
                 # Only here, with the budget short, is the budget row taken before the agent's: a deadlock
                 # with a concurrent record of the same agent is detected by the database and retried.
-                self.roles.count_proposal(connection, request.agent_id, outcome.decision, now)
+                self.roles.count_proposal(
+                    connection, request.agent_id, outcome.decision, now, known=reading.known_agent
+                )
                 if outcome.decision is Decision.REFUSE:
                     evidence = {"proposal_id": proposal_id, "action_type": request.action_type}
                     deposit = Deposit(request.target, SignalType.FAILURE, source=SignalSource.AGENT, evidence=evidence)
@@ -255,12 +255,12 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                 approval_expires_at=approval.expires_at if approval else None,
             )
 
-        if self._budget_short_in != self.ledger.period(now):
+        if self._budget_short_in != period_now:
             try:
-                return self.store.run(lambda connection: work(connection, budget_last=True))
-            except _BudgetShort as short:
-                self._budget_short_in = short.period  # until a reservation fits again in this period
-        verdict = self.store.run(lambda connection: work(connection, budget_last=False))
+                return self.store.run(lambda connection: work(connection, budget_last=True), pipelined=True)
+            except GuardFailed:  # the reservation did not fit
+                self._budget_short_in = period_now  # until a reservation fits again in this period
+        verdict = self.store.run(lambda connection: work(connection, budget_last=False), pipelined=True)
         if verdict.decision is Decision.EXECUTE:
             self._budget_short_in = None
         return verdict
@@ -309,17 +309,33 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
         claims = self._claims(request, authorization, now)
         consequence_id = str(uuid.uuid4())
 
+        evidence = {"consequence_id": consequence_id, "action_type": request.action_type}
+        dependency = Deposit(
+            request.target,
+            SignalType.DEPENDENCY,
+            source=SignalSource.RUNTIME,
+            decay_rate=DecayRate.SLOW,
+            evidence={"agent_id": request.agent_id, "action_type": request.action_type},
+        )
+        outcome_type = SignalType.SUCCESS if request.tests_passed else SignalType.FAILURE
+        outcome = Deposit(request.target, outcome_type, source=SignalSource.TEST, evidence=evidence)
+
         def work(connection: Connection) -> OutcomeRecord:
             # Rows are locked in one order everywhere (proposals, agent, traces, budget): no deadlocks.
-            proposal: dict[str, Any] | None
+            # The first three go out together; the writes then go out with the commit.
+            proposal: dict[str, Any] | None = None
             if claims:
-                proposal = Attestor.consume(connection, claims, now)
+                consumed = Attestor.consume(connection, claims, now)
             else:
                 proposal = self.reservations.match(
                     connection, request.agent_id, request.action_type, request.target, now
                 )
+            agent = self.roles.lock(connection, request.agent_id)
+            traces = self.pheromones.lock_pair(connection, dependency, outcome)
+            if claims:
+                proposal = Attestor.consumed(connection, claims, consumed)
             before, after = self.roles.apply_outcome(
-                connection, request.agent_id, request.tests_passed, request.human_feedback, now
+                connection, request.agent_id, request.tests_passed, request.human_feedback, now, agent
             )
             ConsequenceMemory.store(
                 connection,
@@ -337,17 +353,7 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                     recorded_at=now,
                 ),
             )
-            evidence = {"consequence_id": consequence_id, "action_type": request.action_type}
-            outcome_type = SignalType.SUCCESS if request.tests_passed else SignalType.FAILURE
-            dependency = Deposit(
-                request.target,
-                SignalType.DEPENDENCY,
-                source=SignalSource.RUNTIME,
-                decay_rate=DecayRate.SLOW,
-                evidence={"agent_id": request.agent_id, "action_type": request.action_type},
-            )
-            outcome = Deposit(request.target, outcome_type, source=SignalSource.TEST, evidence=evidence)
-            self.pheromones.deposit_pair(connection, dependency, outcome, now=now)  # locked in one order everywhere
+            self.pheromones.deposit_pair(connection, dependency, outcome, traces, now=now)
             # The budget row is every process's hot spot: lock it last, so it is held the shortest time.
             if proposal is not None:
                 self.ledger.settle(connection, proposal["period"], held_by(proposal), request.usage())
@@ -357,7 +363,7 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                 consequence_id=consequence_id, trust_score=after.trust, role=after.role, attested=claims is not None
             )
 
-        return self.store.run(work)
+        return self.store.run(work, pipelined=True)
 
     # -- reads and upkeep --------------------------------------------------------------------------
 

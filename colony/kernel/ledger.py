@@ -4,21 +4,66 @@ A period is one row holding, per dimension, what is used, what is reserved by ve
 flight, what expired reservations released, and the ceiling. A reservation is one
 conditional ``UPDATE`` whose ``WHERE`` checks every dimension (``used + reserved + x <=
 max``), so concurrent proposers can never overspend, whatever the database interleaves.
+On PostgreSQL a proposal's reservation is a guard (:data:`~colony.kernel.store.GUARD_FAILED`):
+when it does not fit it undoes its transaction, so it can go out with the ``COMMIT``.
 """
 
 from __future__ import annotations
 
-from sqlalchemy import Connection, Float, Update, bindparam, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
+from collections.abc import Mapping
+from typing import Any
+
+from sqlalchemy import Connection, Float, Update, bindparam, literal_column, select, update
+from sqlalchemy.engine import Dialect
 
 from colony.kernel.checks import BUDGET_DIMENSIONS
 from colony.kernel.models import BudgetDimension
-from colony.kernel.store import Prepared, tables
+from colony.kernel.store import GuardFailed, Prepared, dialect_insert, tables
 
 __all__ = ["BUDGET_DIMENSIONS", "ResourceLedger"]
 
 _B = tables.budget_periods
+_IN_PERIOD = _B.c.period == bindparam("in_period")
+
+
+def _adding(prefix: str, *suffixes: str) -> dict[Any, Any]:
+    """``column = column + :<prefix>_<dimension>`` for each dimension and column suffix."""
+    return {
+        _B.c[f"{name}_{suffix}"]: _B.c[f"{name}_{suffix}"] + bindparam(f"{prefix}_{name}", type_=Float)
+        for suffix in suffixes
+        for name in BUDGET_DIMENSIONS
+    }
+
+
+def _new_period(dialect: Dialect) -> Any:
+    values: dict[str, Any] = {"period": bindparam("in_period")}
+    for name in BUDGET_DIMENSIONS:
+        values |= {f"{name}_{column}": literal_column("0.0") for column in ("used", "reserved", "expired")}
+        values[f"{name}_max"] = bindparam(f"max_{name}", type_=Float)
+    return dialect_insert(dialect)(_B).values(values).on_conflict_do_nothing()
+
+
+_ENSURE_PERIOD = Prepared(_new_period)
+_CHARGE = Prepared(update(_B).where(_IN_PERIOD).values(_adding("use", "used")))
+_RELEASE = Prepared(
+    update(_B)
+    .where(_IN_PERIOD)
+    .values(
+        {_B.c[f"{name}_reserved"]: _B.c[f"{name}_reserved"] - bindparam(f"held_{name}", type_=Float)
+         for name in BUDGET_DIMENSIONS}
+        | _adding("held", "expired")
+    )
+)  # fmt: skip
+_SETTLE = Prepared(
+    update(_B)
+    .where(_IN_PERIOD)
+    .values(
+        {_B.c[f"{name}_reserved"]: _B.c[f"{name}_reserved"] - bindparam(f"held_{name}", type_=Float)
+         for name in BUDGET_DIMENSIONS}
+        | _adding("use", "used")
+    )
+)  # fmt: skip
+_USAGE = Prepared(select(_B).where(_IN_PERIOD))
 
 
 class ResourceLedger:
@@ -28,21 +73,14 @@ class ResourceLedger:
         self.limits = limits
         self.period_seconds = period_seconds
         self._reserve = Prepared(self._reserve_statement())
-        self._settle = Prepared(
-            update(_B)
-            .where(_B.c.period == bindparam("in_period"))
-            .values(
-                {_B.c[f"{name}_reserved"]: _B.c[f"{name}_reserved"] - bindparam(f"held_{name}", type_=Float)
-                 for name in BUDGET_DIMENSIONS}
-                | {_B.c[f"{name}_used"]: _B.c[f"{name}_used"] + bindparam(f"use_{name}", type_=Float)
-                   for name in BUDGET_DIMENSIONS}
-            )
-        )  # fmt: skip
+        # PostgreSQL: the same update, as a guard that undoes its transaction when the estimate does not fit.
+        reserved = self._reserve_statement().returning(_B.c.period).cte("reserved")
+        self._reserve_or_abort = Prepared(select(literal_column("1 / count(*)")).select_from(reserved))
 
     @staticmethod
     def _reserve_statement() -> Update:
         """``UPDATE ... SET reserved += x WHERE period = p AND used + reserved + x <= max`` for every dimension."""
-        statement = update(_B).where(_B.c.period == bindparam("in_period"))
+        statement = update(_B).where(_IN_PERIOD)
         increments = {}
         for name in BUDGET_DIMENSIONS:
             amount = bindparam(f"add_{name}", type_=Float)
@@ -55,38 +93,54 @@ class ResourceLedger:
         """The budget period ``now`` falls in (rollover happens by moving to the next row)."""
         return int(now // self.period_seconds)
 
-    def _ensure_period(self, connection: Connection, period: int) -> None:
-        values: dict[str, float | int] = {"period": period}
+    def ensure_period(self, connection: Connection, period: int) -> None:
+        """Create ``period``'s row with this ledger's limits, unless it exists."""
+        limits = {f"max_{name}": self.limits[name] for name in BUDGET_DIMENSIONS}
+        _ENSURE_PERIOD.send(connection, {"in_period": period} | limits)
+
+    def covers(self, row: Mapping[str, Any] | None, estimate: Mapping[str, float]) -> bool:
+        """Whether ``estimate`` fits the period ``row`` (None: a period nothing was reserved in yet)."""
         for name in BUDGET_DIMENSIONS:
-            values |= {f"{name}_used": 0.0, f"{name}_reserved": 0.0, f"{name}_max": self.limits[name]}
-            values |= {f"{name}_expired": 0.0}
-        upsert = sqlite_insert if connection.dialect.name == "sqlite" else pg_insert
-        connection.execute(upsert(_B).values(**values).on_conflict_do_nothing())
+            amount = estimate.get(name, 0.0)
+            if row is None or row[f"{name}_max"] is None:
+                if amount > self.limits[name]:
+                    return False
+            elif row[f"{name}_used"] + row[f"{name}_reserved"] + amount > row[f"{name}_max"]:
+                return False
+        return True
 
     def fits(self, connection: Connection, estimate: dict[str, float], now: float) -> bool:
         """Whether ``estimate`` would fit this period now (reserves nothing)."""
-        row = connection.execute(select(_B).where(_B.c.period == self.period(now))).first()
-        for name in BUDGET_DIMENSIONS:
-            amount = estimate.get(name, 0.0)
-            if row is None:
-                if amount > self.limits[name]:
-                    return False
-                continue
-            mapping = row._mapping
-            if mapping[f"{name}_used"] + mapping[f"{name}_reserved"] + amount > mapping[f"{name}_max"]:
-                return False
-        return True
+        rows = _USAGE.all(connection, {"in_period": self.period(now)})
+        return self.covers(rows[0] if rows else None, estimate)
+
+    @staticmethod
+    def _amounts(period: int, estimate: Mapping[str, float]) -> dict[str, float | int]:
+        return {"in_period": period} | {f"add_{name}": float(estimate.get(name, 0.0)) for name in BUDGET_DIMENSIONS}
 
     def reserve(self, connection: Connection, estimate: dict[str, float], now: float) -> int | None:
         """Reserve ``estimate`` in the current period with one conditional update; its period, or None."""
         period = self.period(now)
-        parameters = {"in_period": period} | {
-            f"add_{name}": float(estimate.get(name, 0.0)) for name in BUDGET_DIMENSIONS
-        }
+        parameters = self._amounts(period, estimate)
         if self._reserve.rowcount(connection, parameters) == 1:
             return period
-        self._ensure_period(connection, period)
+        self.ensure_period(connection, period)
         return period if self._reserve.rowcount(connection, parameters) == 1 else None
+
+    def reserve_or_abort(self, connection: Connection, estimate: Mapping[str, float], period: int) -> None:
+        """Reserve ``estimate`` in ``period`` (whose row exists), or undo the whole transaction.
+
+        On PostgreSQL the guard is sent without waiting, and the transaction fails at its
+        commit; elsewhere the update runs at once.
+
+        Raises:
+            GuardFailed: the estimate does not fit (from :meth:`Store.run` on PostgreSQL).
+        """
+        parameters = self._amounts(period, estimate)
+        if connection.dialect.name == "postgresql":
+            self._reserve_or_abort.send(connection, parameters)
+        elif self._reserve.rowcount(connection, parameters) != 1:
+            raise GuardFailed(f"the budget of period {period} cannot cover {dict(estimate)}")
 
     def settle(self, connection: Connection, period: int, reserved: dict[str, float], actual: dict[str, float]) -> None:
         """Release a reservation and charge the actual usage (the reservation's amount where none is given)."""
@@ -94,32 +148,28 @@ class ResourceLedger:
         for name in BUDGET_DIMENSIONS:
             held = float(reserved.get(name, 0.0))
             parameters |= {f"held_{name}": held, f"use_{name}": float(actual.get(name, held))}
-        self._settle.rowcount(connection, parameters)
+        _SETTLE.send(connection, parameters)
 
     def charge(self, connection: Connection, actual: dict[str, float], now: float) -> None:
         """Charge usage reported without a reservation to the current period."""
         if not actual:
             return
         period = self.period(now)
-        self._ensure_period(connection, period)
-        values = {f"{name}_used": _B.c[f"{name}_used"] + float(amount) for name, amount in actual.items()}
-        connection.execute(update(_B).where(_B.c.period == period).values(**values))
+        self.ensure_period(connection, period)
+        amounts = {f"use_{name}": float(actual.get(name, 0.0)) for name in BUDGET_DIMENSIONS}
+        _CHARGE.send(connection, {"in_period": period} | amounts)
 
     def release(self, connection: Connection, period: int, held: dict[str, float]) -> None:
         """Give back an expired reservation's ``held`` amounts, and count them as expired in its period."""
-        values = {}
-        for name in BUDGET_DIMENSIONS:
-            amount = float(held.get(name, 0.0))
-            values[f"{name}_reserved"] = _B.c[f"{name}_reserved"] - amount
-            values[f"{name}_expired"] = _B.c[f"{name}_expired"] + amount
-        connection.execute(update(_B).where(_B.c.period == period).values(**values))
+        amounts = {f"held_{name}": float(held.get(name, 0.0)) for name in BUDGET_DIMENSIONS}
+        _RELEASE.send(connection, {"in_period": period} | amounts)
 
     def usage(self, connection: Connection, now: float) -> dict[str, BudgetDimension]:
         """``{dimension: {used, reserved, expired, max}}`` for the current period."""
-        row = connection.execute(select(_B).where(_B.c.period == self.period(now))).first()
-        if row is None:
+        rows = _USAGE.all(connection, {"in_period": self.period(now)})
+        if not rows:
             return {name: BudgetDimension(used=0.0, max=self.limits[name]) for name in BUDGET_DIMENSIONS}
-        mapping = row._mapping
+        mapping = rows[0]
         return {
             name: BudgetDimension(
                 used=round(mapping[f"{name}_used"], 6),

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import Column, Connection, Table, insert, select, text
+from sqlalchemy import Column, Connection, Table, func, insert, inspect, select, text
 
 from colony.kernel.schema import AUDIT_GENESIS, tables
 
@@ -68,7 +68,16 @@ def _to_4(connection: Connection) -> None:
         connection.execute(insert(tables.audit_head).values(id=1, seq=0, hash=AUDIT_GENESIS))
 
 
-_STEPS = {1: _to_2, 2: _to_3, 3: _to_4}
+def _to_5(connection: Connection) -> None:
+    """The audit head keeps the hash its last append replaced: the last entry's prev_hash."""
+    head, log = tables.audit_head, tables.audit_log
+    if "prev_hash" not in {column["name"] for column in inspect(connection).get_columns(head.name)}:
+        _add_column(connection, head, head.c.prev_hash)  # else create_all made the table, after version 4
+    last = select(log.c.prev_hash).where(log.c.seq == head.c.seq).scalar_subquery()
+    connection.execute(head.update().values(prev_hash=func.coalesce(last, AUDIT_GENESIS)))
+
+
+_STEPS = {1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5}
 
 
 def migrate(connection: Connection, found: int, target: int) -> None:

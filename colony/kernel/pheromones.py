@@ -16,11 +16,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, delete, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from colony.kernel.models import ColonySignal, DecayRate, SignalSource, SignalSummary, SignalType
-from colony.kernel.store import Prepared, tables
+from colony.kernel.store import Pending, Prepared, dialect_insert, tables
 
 __all__ = ["BASE_EVAPORATION", "Deposit", "PheromoneStore", "expiry_tick", "keep_fraction", "strength_at"]
 
@@ -50,6 +48,20 @@ _REINFORCE = Prepared(
     .where(_KEY)
     .values({_P.c[name]: bindparam(f"new_{name}") for name in _WRITTEN} | {_P.c.deposits: _P.c.deposits + 1})
 )
+
+# A new trace, unless another process laid it first (then it returns no row).
+_LAY = Prepared(
+    lambda dialect: (
+        dialect_insert(dialect)(_P)
+        .values(
+            {"location": bindparam("location"), "signal_type": bindparam("kind"), "deposits": 1}
+            | {name: bindparam(f"new_{name}") for name in _WRITTEN}
+        )
+        .on_conflict_do_nothing()
+        .returning(_P.c.location)
+    )
+)
+_COUNT_TRACE = Prepared(update(_STATE).where(_STATE.c.id == 1).values(trace_count=_STATE.c.trace_count + 1))
 
 
 def keep_fraction(decay_rate: float) -> float:
@@ -132,24 +144,28 @@ class PheromoneStore:
         rows = _LOCK_TRACE.all(connection, key)
         if not rows:
             values = self._values(deposit, None, tick, now)
-            upsert = sqlite_insert if connection.dialect.name == "sqlite" else pg_insert
-            new = {"location": deposit.location, "signal_type": deposit.signal_type.value, "deposits": 1}
-            inserted = upsert(_P).values(**new, **values).on_conflict_do_nothing().returning(_P.c.location)
-            if connection.execute(inserted).first() is not None:
-                connection.execute(update(_STATE).where(_STATE.c.id == 1).values(trace_count=_STATE.c.trace_count + 1))
+            if _LAY.all(connection, key | {f"new_{name}": value for name, value in values.items()}):
+                _COUNT_TRACE.send(connection, {})
                 return float(values["strength"])
-            rows = _LOCK_TRACE.all(connection, key)
+            rows = _LOCK_TRACE.all(connection, key)  # another process laid it first: reinforce theirs
         values = self._values(deposit, rows[0], tick, now)
-        _REINFORCE.rowcount(connection, key | {f"new_{name}": value for name, value in values.items()})
+        _REINFORCE.send(connection, key | {f"new_{name}": value for name, value in values.items()})
         return float(values["strength"])
 
-    def deposit_pair(self, connection: Connection, first: Deposit, second: Deposit, *, now: float) -> None:
-        """Lay two traces of different types at one location (an outcome's), reading both and the tick at once.
+    @staticmethod
+    def lock_pair(connection: Connection, first: Deposit, second: Deposit) -> Pending:
+        """Lock and read (with the tick) the traces two deposits at one location reinforce: see :meth:`deposit_pair`."""
+        keys = {"location": first.location, "first": first.signal_type.value, "second": second.signal_type.value}
+        return _LOCK_PAIR.send(connection, keys)
+
+    def deposit_pair(
+        self, connection: Connection, first: Deposit, second: Deposit, locked: Pending, *, now: float
+    ) -> None:
+        """Lay two traces of different types at one location (an outcome's), from what :meth:`lock_pair` read.
 
         A trace not there yet is laid as :meth:`deposit` lays it.
         """
-        keys = {"location": first.location, "first": first.signal_type.value, "second": second.signal_type.value}
-        rows = _LOCK_PAIR.all(connection, keys)
+        rows = locked.rows()
         tick = int(rows[0]["tick_count"]) if rows else self.current_tick(connection)
         found = {row["signal_type"]: row for row in rows}
         for deposit in (first, second):
@@ -159,7 +175,7 @@ class PheromoneStore:
                 continue
             values = self._values(deposit, row, tick, now)
             key = {"location": deposit.location, "kind": deposit.signal_type.value}
-            _REINFORCE.rowcount(connection, key | {f"new_{name}": value for name, value in values.items()})
+            _REINFORCE.send(connection, key | {f"new_{name}": value for name, value in values.items()})
 
     def sense(self, connection: Connection, location: str, signal_type: SignalType) -> list[ColonySignal]:
         """The live trace at (location, signal_type), if any, with its strength now."""

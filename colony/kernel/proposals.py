@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from sqlalchemy import Connection, bindparam, insert, select, update
 
 from colony.kernel.attestation import Claims
+from colony.kernel.checks import BUDGET_DIMENSIONS
 from colony.kernel.gate import GateOutcome
 from colony.kernel.models import ProposeActionRequest, Role, SignalType
 from colony.kernel.pheromones import strength_at
@@ -20,9 +21,12 @@ from colony.kernel.store import Prepared
 __all__ = ["GateReading", "new_proposal_id", "open_reservation", "read_for_gate", "store_proposal"]
 
 _INSERT = Prepared(insert(tables.proposals))
-_STATE, _AGENTS, _TRACES = tables.kernel_state, tables.agents, tables.pheromones
+_STATE, _AGENTS, _TRACES, _BUDGET = tables.kernel_state, tables.agents, tables.pheromones, tables.budget_periods
+_BUDGET_COLUMNS = tuple(
+    _BUDGET.c[f"{name}_{column}"] for name in BUDGET_DIMENSIONS for column in ("used", "reserved", "max")
+)
 # Everything a verdict reads, in one round trip: the tick, the agent's trust and role, the traces at the target,
-# and whether a reservation has lapsed (then the kernel releases it before it weighs the budget).
+# the period's budget, and whether a reservation has lapsed (then the kernel releases it before it weighs the budget).
 _GATE_READING = Prepared(
     select(
         EARLIEST_EXPIRY.label("earliest_expiry"),  # one probe of the partial index of open reservations
@@ -34,11 +38,13 @@ _GATE_READING = Prepared(
         _TRACES.c.decay_rate,
         _TRACES.c.written_tick,
         _TRACES.c.expires_tick,
+        _BUDGET.c.period,
+        *_BUDGET_COLUMNS,
     )
     .select_from(
-        _STATE.outerjoin(_AGENTS, _AGENTS.c.agent_id == bindparam("agent")).outerjoin(
-            _TRACES, _TRACES.c.location == bindparam("location")
-        )
+        _STATE.outerjoin(_AGENTS, _AGENTS.c.agent_id == bindparam("agent"))
+        .outerjoin(_TRACES, _TRACES.c.location == bindparam("location"))
+        .outerjoin(_BUDGET, _BUDGET.c.period == bindparam("in_period"))
     )
     .where(_STATE.c.id == 1)
 )
@@ -53,15 +59,20 @@ class GateReading:
     role: Role
     strengths: dict[SignalType, float]
     earliest_expiry: float | None = None
+    known_agent: bool = True
+    budget: dict[str, float] | None = None  # the period's used, reserved and max per dimension; None: no row yet
 
     def lapsed(self, now: float) -> bool:
         """Whether some open reservation's authorization has expired by ``now``."""
         return self.earliest_expiry is not None and self.earliest_expiry <= now
 
 
-def read_for_gate(connection: Connection, agent_id: str, target: str) -> GateReading:
-    """The tick, the agent's trust and role (an unknown agent's defaults) and the live traces at ``target``."""
-    rows = _GATE_READING.all(connection, {"agent": agent_id, "location": target})
+def read_for_gate(connection: Connection, agent_id: str, target: str, period: int) -> GateReading:
+    """What the gate weighs: the tick, trust and role (an unknown agent's defaults), traces at ``target``, budget.
+
+    ``period`` names the budget period whose row is read.
+    """
+    rows = _GATE_READING.all(connection, {"agent": agent_id, "location": target, "in_period": period})
     first = rows[0]
     tick = int(first["tick_count"])
     strengths = {
@@ -70,9 +81,10 @@ def read_for_gate(connection: Connection, agent_id: str, target: str) -> GateRea
         if row["signal_type"] is not None and row["expires_tick"] > tick
     }
     expiry = first["earliest_expiry"]
+    budget = None if first["period"] is None else {column.name: first[column.name] for column in _BUDGET_COLUMNS}
     if first["role"] is None:
-        return GateReading(tick, INITIAL_TRUST, role_for(INITIAL_TRUST), strengths, expiry)
-    return GateReading(tick, first["trust"], Role(first["role"]), strengths, expiry)
+        return GateReading(tick, INITIAL_TRUST, role_for(INITIAL_TRUST), strengths, expiry, False, budget)
+    return GateReading(tick, first["trust"], Role(first["role"]), strengths, expiry, True, budget)
 
 
 def new_proposal_id() -> str:
@@ -102,7 +114,7 @@ def store_proposal(
 ) -> None:
     """Append one verdict; a reservation (open until ``expires_at``) is recorded only when ``period`` is set."""
     reserved = period is not None
-    _INSERT.rowcount(
+    _INSERT.send(
         connection,
         {
             "proposal_id": proposal_id,

@@ -97,7 +97,7 @@ class Reservations:
     def expire_due(self, connection: Connection, now: float) -> int:
         """Expire every open reservation whose authorization has lapsed by ``now``; how many expired.
 
-        Locks rows in the kernel's one order: proposals, budget periods (ascending), agents (by id).
+        Locks rows in the kernel's one order: proposals, agents (by id), budget periods (ascending).
         """
         lapsed = _EXPIRE.all(connection, {"now": now})
         if not lapsed:
@@ -108,13 +108,13 @@ class Reservations:
             for name, amount in held_by(row).items():
                 by_period[row["period"]][name] += amount
             by_agent[row["agent_id"]].append(row)
-        for period in sorted(by_period):
-            self.ledger.release(connection, period, by_period[period])
         for agent_id in sorted(by_agent):
             rows = sorted(by_agent[agent_id], key=lambda row: (row["expires_at"], row["proposal_id"]))
             profile = self.roles.expire(connection, agent_id, len(rows), now)
             for row in rows:
                 ConsequenceMemory.store(connection, _expiry_record(row, profile.trust, now))
+        for period in sorted(by_period):
+            self.ledger.release(connection, period, by_period[period])
         return len(lapsed)
 
 

@@ -11,12 +11,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, Integer, Row, bindparam, func, select, update
-from sqlalchemy.dialects.postgresql import insert as pg_insert
-from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from colony.kernel.counters import Counts
 from colony.kernel.models import Decision, Role
-from colony.kernel.store import Prepared, tables
+from colony.kernel.store import Pending, Prepared, dialect_insert, tables
 
 __all__ = ["INITIAL_TRUST", "ROLE_THRESHOLDS", "AgentRow", "RoleAdapter", "role_for", "updated_trust"]
 
@@ -61,6 +59,23 @@ _COUNT_PROPOSAL = Prepared(
     update(_A)
     .where(_A.c.agent_id == bindparam("agent"))
     .values(**{column: _A.c[column] + bindparam(f"add_{name}", type_=Integer) for name, column in _COUNTERS.items()})
+)
+_ENSURE = Prepared(
+    lambda dialect: (
+        dialect_insert(dialect)(_A)
+        .values(
+            agent_id=bindparam("agent"),
+            trust=INITIAL_TRUST,
+            role=role_for(INITIAL_TRUST).value,
+            total_proposals=0,
+            accepted_proposals=0,
+            rejected_proposals=0,
+            held_proposals=0,
+            unreported_rejections=0,
+            last_updated=bindparam("now"),
+        )
+        .on_conflict_do_nothing()
+    )
 )
 _VERDICT_INCREMENTS = {
     decision: {f"add_{name}": getattr(Counts().on_verdict(decision), name) for name in _COUNTERS}
@@ -124,42 +139,33 @@ def _counter_values(counts: Counts) -> dict[str, int]:
 class RoleAdapter:
     """Profiles, trust updates and role changes; every method works inside a caller's transaction."""
 
-    def ensure(self, connection: Connection, agent_id: str, now: float) -> bool:
-        """Create a SANDBOX profile with trust 0.1 for an agent seen for the first time; True if created."""
-        upsert = sqlite_insert if connection.dialect.name == "sqlite" else pg_insert
-        created = connection.execute(
-            upsert(_A)
-            .values(
-                agent_id=agent_id,
-                trust=INITIAL_TRUST,
-                role=role_for(INITIAL_TRUST).value,
-                total_proposals=0,
-                accepted_proposals=0,
-                rejected_proposals=0,
-                held_proposals=0,
-                unreported_rejections=0,
-                last_updated=now,
-            )
-            .on_conflict_do_nothing()
-            .returning(_A.c.agent_id)
-        ).first()
-        return created is not None
+    def ensure(self, connection: Connection, agent_id: str, now: float) -> None:
+        """Create a SANDBOX profile with trust 0.1 for an agent seen for the first time (no-op otherwise)."""
+        _ENSURE.send(connection, {"agent": agent_id, "now": now})
 
     def get(self, connection: Connection, agent_id: str) -> AgentRow | None:
         """The stored profile, or None for an unknown agent."""
         row = connection.execute(select(_A).where(_A.c.agent_id == agent_id)).first()
         return None if row is None else _row(row)
 
-    def count_proposal(self, connection: Connection, agent_id: str, decision: Decision, now: float) -> None:
-        """Count one more proposal from ``agent_id`` as its verdict places it, creating its profile on first sight."""
-        parameters = {"agent": agent_id, **_VERDICT_INCREMENTS[decision]}
-        if _COUNT_PROPOSAL.rowcount(connection, parameters) == 1:
-            return
-        self.ensure(connection, agent_id, now)  # or another process created it first: count either way
-        _COUNT_PROPOSAL.rowcount(connection, parameters)
+    def count_proposal(
+        self, connection: Connection, agent_id: str, decision: Decision, now: float, *, known: bool
+    ) -> None:
+        """Count one more proposal from ``agent_id`` as its verdict places it, creating its profile on first sight.
 
-    def _locked(self, connection: Connection, agent_id: str, now: float) -> AgentRow:
-        rows = _LOCK_AGENT.all(connection, {"agent": agent_id})
+        ``known`` says whether the profile existed when the gate read it (a profile is never deleted).
+        """
+        if not known:
+            self.ensure(connection, agent_id, now)  # or another process created it first: count either way
+        _COUNT_PROPOSAL.send(connection, {"agent": agent_id, **_VERDICT_INCREMENTS[decision]})
+
+    @staticmethod
+    def lock(connection: Connection, agent_id: str) -> Pending:
+        """Lock (and read) the agent's profile, for :meth:`apply_outcome`."""
+        return _LOCK_AGENT.send(connection, {"agent": agent_id})
+
+    def _locked(self, connection: Connection, agent_id: str, now: float, sent: Pending | None = None) -> AgentRow:
+        rows = (sent or self.lock(connection, agent_id)).rows()
         if not rows:
             self.ensure(connection, agent_id, now)
             rows = _LOCK_AGENT.all(connection, {"agent": agent_id})
@@ -171,18 +177,27 @@ class RoleAdapter:
         counts = row.counts
         for _ in range(lapsed):
             counts = counts.on_expiry()
-        _SET_COUNTS.rowcount(connection, {"agent": agent_id, **_counter_values(counts)})
+        _SET_COUNTS.send(connection, {"agent": agent_id, **_counter_values(counts)})
         return AgentRow(row.agent_id, row.trust, row.role, counts, row.last_updated)
 
     def apply_outcome(
-        self, connection: Connection, agent_id: str, tests_passed: bool, human_feedback: float, now: float
+        self,
+        connection: Connection,
+        agent_id: str,
+        tests_passed: bool,
+        human_feedback: float,
+        now: float,
+        locked: Pending | None = None,
     ) -> tuple[AgentRow, AgentRow]:
-        """Update trust, role and counters for one outcome (see counters.py); the profile (before, after)."""
-        before = self._locked(connection, agent_id, now)
+        """Update trust, role and counters for one outcome (see counters.py); the profile (before, after).
+
+        ``locked`` is what :meth:`lock` sent earlier in this transaction, if it did.
+        """
+        before = self._locked(connection, agent_id, now, locked)
         trust = updated_trust(before.trust, tests_passed, human_feedback)
         counts = before.counts.on_outcome(tests_passed and human_feedback >= 0)
         parameters = {"agent": agent_id, "new_trust": trust, "new_role": role_for(trust).value, "now": now}
-        _APPLY_OUTCOME.rowcount(connection, parameters | _counter_values(counts))
+        _APPLY_OUTCOME.send(connection, parameters | _counter_values(counts))
         after = AgentRow(agent_id=agent_id, trust=trust, role=role_for(trust), counts=counts, last_updated=now)
         return before, after
 

@@ -10,7 +10,7 @@ from sqlalchemy import Boolean, Column, Float, Index, Integer, MetaData, String,
 
 __all__ = ["AUDIT_GENESIS", "SCHEMA_VERSION", "metadata", "tables"]
 
-SCHEMA_VERSION = 4
+SCHEMA_VERSION = 5
 AUDIT_GENESIS = "0" * 64  # the prev_hash of the audit log's first entry
 metadata = MetaData()
 
@@ -186,6 +186,9 @@ audit_head = Table(
     Column("id", Integer, primary_key=True),
     Column("seq", Integer, nullable=False),
     Column("hash", String(64), nullable=False),
+    # The hash before the last append: PostgreSQL appends an entry in one statement, whose
+    # UPDATE ... RETURNING sees only the new row, so the head keeps the link it replaced.
+    Column("prev_hash", String(64), nullable=False, server_default=AUDIT_GENESIS),
 )
 
 

@@ -4,19 +4,32 @@ SQLite (the default, a WAL file under COLONY_HOME) serialises writers with ``BEG
 IMMEDIATE`` so a read-modify-write never interleaves with another process's;
 PostgreSQL relies on row locks (``SELECT ... FOR UPDATE``) and conditional updates.
 Database errors are translated into :class:`~colony.errors.KernelStoreError` here, once.
+
+On PostgreSQL the hot operations (a proposal, an outcome) run *pipelined* (``pipeline.py``):
+a statement whose result is not needed yet is queued without waiting for it
+(:meth:`Prepared.send`), and the last ones go out together with the ``COMMIT``. A
+transaction then costs the round trips its reads need, not one per statement, and the rows
+every process writes (the budget, the audit head) are locked only while the server runs
+that last batch, never while a client is away. A statement can refuse the whole batch it
+is in: a *guard* (see :data:`GUARD_FAILED`) aborts the transaction, and :meth:`Store.run`
+raises :class:`GuardFailed` instead of a database error.
 """
 
 from __future__ import annotations
 
+import itertools
 import os
 import threading
 import time
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from functools import cache
 from operator import itemgetter
-from typing import Any, TypeVar, cast
+from typing import TYPE_CHECKING, Any, TypeVar, cast
 
-from sqlalchemy import Connection, Engine, create_engine, event, insert, select, text
+from sqlalchemy import Connection, Engine, Table, create_engine, event, insert, select, text
+from sqlalchemy.dialects.postgresql import insert as pg_insert
+from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from sqlalchemy.engine import Dialect
 from sqlalchemy.exc import DBAPIError, SQLAlchemyError
 from sqlalchemy.pool import NullPool, StaticPool
@@ -27,7 +40,10 @@ from colony.errors import KernelStoreError
 from colony.kernel.migrations import migrate
 from colony.kernel.schema import AUDIT_GENESIS, SCHEMA_VERSION, metadata, tables
 
-__all__ = ["SCHEMA_VERSION", "Prepared", "Store", "tables"]
+if TYPE_CHECKING:
+    from colony.kernel.pipeline import Pipeline
+
+__all__ = ["GUARD_FAILED", "SCHEMA_VERSION", "GuardFailed", "Pending", "Prepared", "Store", "dialect_insert", "tables"]
 
 T = TypeVar("T")
 
@@ -43,47 +59,123 @@ def _arranger(compiled: SQLCompiler) -> Callable[[dict[str, Any]], Any]:
     return lambda values: pick(values)
 
 
+# A guard is a PostgreSQL statement that aborts its own transaction when what it checks does not
+# hold: ``SELECT 1 / count(*) FROM <rows it changed>`` divides by zero when it changed none. Plain
+# SQL has no RAISE; this needs no stored function, and nothing else the kernel runs can divide.
+GUARD_FAILED = "22012"  # division_by_zero
+_PIPELINE = "colony.pipeline"  # Connection.info key of the pipeline a transaction runs in
+_PREPARED = "colony.prepared"  # Connection.info key of the statement names prepared on the connection
+
+
+class GuardFailed(Exception):
+    """A guard statement found its condition false, and the transaction was undone."""
+
+
+# A statement as a dialect runs it: its SQL, how to order its parameters, its literal values, and the
+# DBAPI cursor class to run it on (None: the connection's own).
+_Compiled = tuple[str, Callable[[dict[str, Any]], Any], dict[str, Any], Any]
+_names = itertools.count(1)
+
+
+class Pending:
+    """A statement sent in a transaction; its rows and row count are read when first asked for.
+
+    In a pipelined transaction that first read is a round trip (it sends everything queued
+    before it too); otherwise the statement has already run.
+    """
+
+    __slots__ = ("_cursor", "_pipeline", "_slot", "_statement")
+
+    def __init__(self, statement: Prepared, cursor: Any = None, pipeline: Pipeline | None = None, slot: Any = None):
+        self._statement = statement
+        self._cursor = cursor
+        self._pipeline = pipeline
+        self._slot = slot
+
+    def rows(self) -> list[dict[str, Any]]:
+        """Every row, as dicts."""
+        if self._pipeline is not None:
+            names, rows = self._pipeline.rows(self._slot)
+        else:
+            rows = self._cursor.fetchall()
+            names = [column[0] for column in self._cursor.description]
+            self._cursor.close()
+        return [dict(zip(names, row, strict=True)) for row in rows]
+
+    def count(self) -> int:
+        """How many rows a DML statement touched."""
+        if self._pipeline is not None:
+            return self._pipeline.result(self._slot).command_tuples or 0
+        count: int = self._cursor.rowcount
+        self._cursor.close()
+        return count
+
+
 class Prepared:
-    """A Core statement compiled once per dialect and run straight on the DBAPI cursor.
+    """A Core statement compiled once per dialect and run straight on the driver.
 
     The kernel's hot path (every proposal) runs a handful of fixed statements; skipping
-    SQLAlchemy's per-call compile-cache lookup and result wrapping halves their cost. Rows
+    SQLAlchemy's per-call compile-cache lookup and result wrapping halves their cost. On
+    PostgreSQL the statement is compiled with ``$1`` placeholders, what the server itself
+    takes: a pipelined transaction prepares it once per connection (see ``pipeline.py``),
+    and otherwise it runs on a psycopg ``RawCursor``, which sends the text as it is. Rows
     come back as plain dicts. Driver errors are translated by :meth:`Store.run` like any other.
     """
 
-    def __init__(self, statement: ClauseElement) -> None:
+    def __init__(self, statement: ClauseElement | Callable[[Dialect], ClauseElement]) -> None:
+        """``statement``, or a function building it for a dialect (an ``INSERT ... ON CONFLICT`` is one per dialect)."""
         self.statement = statement
-        self._compiled: dict[str, tuple[str, Callable[[dict[str, Any]], Any], dict[str, Any]]] = {}
+        self.name = f"colony_{next(_names)}".encode()  # its prepared statement's name on a pipelined connection
+        self._compiled: dict[str, _Compiled] = {}
 
-    def _sql(self, dialect: Dialect) -> tuple[str, Callable[[dict[str, Any]], Any], dict[str, Any]]:
+    def _sql(self, dialect: Dialect) -> _Compiled:
         found = self._compiled.get(dialect.name)
         if found is None:
-            compiled = cast(SQLCompiler, self.statement.compile(dialect=dialect))
+            statement = self.statement if isinstance(self.statement, ClauseElement) else self.statement(dialect)
+            cursor_class = None
+            if dialect.name == "postgresql":
+                from psycopg import RawCursor  # only where PostgreSQL is used: psycopg is slow to import
+
+                dialect, cursor_class = _dollar_dialect(dialect), RawCursor
+            compiled = cast(SQLCompiler, statement.compile(dialect=dialect))
             literals = {name: bind.value for name, bind in compiled.binds.items() if not bind.required}
-            found = self._compiled[dialect.name] = (compiled.string, _arranger(compiled), literals)
+            found = self._compiled[dialect.name] = (compiled.string, _arranger(compiled), literals, cursor_class)
         return found
 
-    def execute(self, connection: Connection, parameters: dict[str, Any]) -> Any:
-        """Run with ``parameters`` (by bind name) and return the DBAPI cursor."""
-        sql, arrange, literals = self._sql(connection.dialect)
-        cursor = connection.connection.dbapi_connection.cursor()  # type: ignore[union-attr]
-        cursor.execute(sql, arrange({**literals, **parameters} if literals else parameters))
-        return cursor
+    def send(self, connection: Connection, parameters: dict[str, Any]) -> Pending:
+        """Run with ``parameters`` (by bind name); in a pipelined transaction, queued without waiting.
+
+        An error it raises then surfaces at the next read or at the commit: only send what the
+        transaction may fail on as a whole.
+        """
+        sql, arrange, literals, cursor_class = self._sql(connection.dialect)
+        values = arrange({**literals, **parameters} if literals else parameters)
+        pipeline: Pipeline | None = connection.info.get(_PIPELINE)
+        if pipeline is not None:
+            return Pending(self, pipeline=pipeline, slot=pipeline.send(self.name, sql, values))
+        dbapi_connection: Any = connection.connection.dbapi_connection
+        cursor = cursor_class(dbapi_connection) if cursor_class else dbapi_connection.cursor()
+        cursor.execute(sql, values)
+        return Pending(self, cursor=cursor)
 
     def all(self, connection: Connection, parameters: dict[str, Any]) -> list[dict[str, Any]]:
         """Every row, as dicts."""
-        cursor = self.execute(connection, parameters)
-        rows = cursor.fetchall()
-        names = [column[0] for column in cursor.description]
-        cursor.close()
-        return [dict(zip(names, row, strict=True)) for row in rows]
+        return self.send(connection, parameters).rows()
 
     def rowcount(self, connection: Connection, parameters: dict[str, Any]) -> int:
         """Run a DML statement; how many rows it touched."""
-        cursor = self.execute(connection, parameters)
-        count: int = cursor.rowcount
-        cursor.close()
-        return count
+        return self.send(connection, parameters).count()
+
+
+@cache
+def _dollar_dialect(dialect: Dialect) -> Dialect:
+    """``dialect`` with ``$1`` placeholders: what PostgreSQL itself takes, so psycopg sends the text as it is."""
+    return type(dialect)(paramstyle="numeric_dollar")  # type: ignore[call-arg]
+
+
+def dialect_insert(dialect: Dialect) -> Callable[[Table], Any]:
+    """The dialect's own ``insert``, the one that knows ``ON CONFLICT``."""
+    return sqlite_insert if dialect.name == "sqlite" else pg_insert
 
 
 _RETRYABLE_PG_CODES = {"40001", "40P01", "55P03"}  # serialization failure, deadlock, lock not available
@@ -95,6 +187,16 @@ def _is_retryable(error: BaseException | None) -> bool:
     if code in _RETRYABLE_PG_CODES:
         return True
     return "database is locked" in str(error) or "database table is locked" in str(error)
+
+
+def _refuse_in_pipeline(connection: Connection, *_: Any) -> None:
+    """SQLAlchemy reads a result's shape when the statement runs; in a pipeline it has none yet.
+
+    So a SQLAlchemy ``execute`` inside a pipelined transaction would see no rows and a row
+    count of -1. Every statement there goes through :class:`Prepared`; this makes a slip loud.
+    """
+    if _PIPELINE in connection.info:
+        raise RuntimeError("a pipelined kernel transaction ran a statement through SQLAlchemy: use Prepared")
 
 
 class Store:
@@ -116,7 +218,9 @@ class Store:
         if not self.is_sqlite:
             if url.startswith("postgresql://") or url.startswith("postgres://"):
                 url = "postgresql+psycopg://" + url.split("://", 1)[1]
-            return create_engine(url, poolclass=NullPool)
+            engine = create_engine(url, poolclass=NullPool)
+            event.listen(engine, "before_cursor_execute", _refuse_in_pipeline)
+            return engine
         memory = url in ("sqlite://", "sqlite:///:memory:")
         extra: dict[str, Any] = {"poolclass": StaticPool if memory else NullPool}
         engine = create_engine(url, connect_args={"timeout": 30, "check_same_thread": False}, **extra)
@@ -149,28 +253,65 @@ class Store:
         return connection
 
     @contextmanager
-    def _transaction(self, *, write: bool) -> Iterator[Connection]:
+    def _transaction(self, *, write: bool, pipelined: bool) -> Iterator[Connection]:
         """A transaction; on SQLite a writer takes the write lock up front (``BEGIN IMMEDIATE``)."""
         connection = self._connection()
+        dbapi_connection: Any = connection.connection.dbapi_connection
         with connection.begin():
             if self.is_sqlite:
-                dbapi_connection = connection.connection.dbapi_connection
-                dbapi_connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")  # type: ignore[union-attr]
-            yield connection
+                dbapi_connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
+                yield connection
+            elif pipelined:
+                yield from self._pipelined(connection, dbapi_connection)
+            else:
+                yield connection
 
-    def run(self, work: Callable[[Connection], T], *, write: bool = True) -> T:
+    @staticmethod
+    def _pipelined(connection: Connection, dbapi_connection: Any) -> Iterator[Connection]:
+        """The body of a pipelined transaction: ``COMMIT`` goes out with its last statements.
+
+        SQLAlchemy's own commit then finds the connection idle and sends nothing. An error
+        in the body leaves the transaction uncommitted, and SQLAlchemy rolls it back.
+        """
+        from colony.kernel.pipeline import Pipeline  # imports psycopg: only where PostgreSQL is used
+
+        pipeline = Pipeline(dbapi_connection, connection.info.setdefault(_PREPARED, set()))
+        pipeline.begin()
+        connection.info[_PIPELINE] = pipeline
+        try:
+            try:
+                yield connection
+            except BaseException:
+                pipeline.abandon()
+                raise
+            pipeline.commit()
+        finally:
+            del connection.info[_PIPELINE]
+            if not pipeline.left:  # the connection failed under it (the server went away): open a new one next time
+                connection.invalidate()
+
+    def run(self, work: Callable[[Connection], T], *, write: bool = True, pipelined: bool = False) -> T:
         """Run ``work`` in one transaction, retrying on lock timeouts and deadlocks.
 
-        ``work`` may run more than once, so it must only touch the database.
+        ``work`` may run more than once, so it must only touch the database. ``pipelined``
+        (PostgreSQL; ignored on SQLite) sends each statement without waiting for it: ``work``
+        must read a result only through :class:`Pending` and never rely on a SQLAlchemy
+        result's ``rowcount``.
+
+        Raises:
+            GuardFailed: a guard statement in ``work`` refused the transaction.
+            KernelStoreError: any other database error, once retries are spent.
         """
         delay = 0.005
         driver_error = self.engine.dialect.loaded_dbapi.Error
         for attempt in range(_ATTEMPTS):
             try:
-                with self._transaction(write=write) as connection:
+                with self._transaction(write=write, pipelined=pipelined) as connection:
                     return work(connection)
             except (DBAPIError, driver_error) as error:
                 cause = error.orig if isinstance(error, DBAPIError) else error
+                if getattr(cause, "sqlstate", None) == GUARD_FAILED:
+                    raise GuardFailed(str(cause)) from None
                 if not _is_retryable(cause) or attempt == _ATTEMPTS - 1:
                     raise KernelStoreError(f"kernel database error: {cause}", retryable=_is_retryable(cause)) from error
                 time.sleep(delay)

@@ -5,15 +5,20 @@ Tampering is done as an attacker with the database would do it: plain SQL on the
 
 from __future__ import annotations
 
+import hashlib
 import itertools
+import json
 import multiprocessing
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 from sqlalchemy import text
 
 from colony.errors import ApprovalError, KernelInputError
 from colony.kernel import ColonyKernel, Decision, KernelSettings
 from colony.kernel.audit import AuditRecord, entry_hash
+from colony.kernel.auditing import refusal_record
 from tests.colony.kernel.conftest import FakeClock, good_plan
 from tests.colony.kernel.workers import propose_audited
 
@@ -229,4 +234,40 @@ def test_concurrent_writers_build_one_linear_chain(database_url: str) -> None:
     assert len({entry.prev_hash for entry in log}) == check.count  # no fork: every entry has its own predecessor
     per_worker = {n: [e for e in log if e.detail.get("worker") == n] for n in range(PROCESSES)}
     assert all(len(found) == ROUNDS for found in per_worker.values())
+    kernel.close()
+
+
+@given(
+    row=st.fixed_dictionaries(
+        {
+            "seq": st.integers(min_value=1, max_value=2**53),
+            "at": st.floats(min_value=0, max_value=4e9),
+            "event": st.text(max_size=20),
+            "who": st.text(max_size=20),
+            "on_behalf": st.text(max_size=20),
+            "what": st.text(max_size=40),
+            "verdict": st.text(max_size=10),
+            "detail": st.text(max_size=40),
+        }
+    ),
+    prev_hash=st.text(alphabet="0123456789abcdef", min_size=64, max_size=64),
+)
+def test_the_entry_hash_is_the_sha256_of_the_canonical_json(row: dict[str, object], prev_hash: str) -> None:
+    canonical = json.dumps(row | {"prev_hash": prev_hash}, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    assert entry_hash(row, prev_hash) == hashlib.sha256(canonical.encode()).hexdigest()
+
+
+@pytest.mark.postgres
+def test_postgresql_chains_entries_as_the_verifier_does(postgres_url: str, clock: FakeClock) -> None:
+    """On PostgreSQL the server hashes each entry (sha256 in SQL); the Python verifier must agree, byte for byte."""
+    kernel = ColonyKernel(KernelSettings(database_url=postgres_url), clock=clock)
+    kernel.record_refusals(
+        [
+            refusal_record('ünïcode \\ "quoted" \n agent', "målgrupp", "tool:ü \u2028 x", 403, "nope\tnope"),
+            refusal_record("a", None, "tool:b", 401, "x" * 3000),
+        ]
+    )
+    kernel.propose_action({**good_plan(), "target": "pkg.\u00e9t\u00e9"})
+    check = kernel.verify_audit()
+    assert (check.ok, check.count) == (True, 3), check.problem
     kernel.close()

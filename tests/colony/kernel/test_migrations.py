@@ -1,4 +1,4 @@
-"""A version-1 kernel database opens under version 2: new columns filled in, leaked reservations expire."""
+"""Older kernel databases open under the current schema: new columns filled in, leaked reservations expire."""
 
 from __future__ import annotations
 
@@ -107,7 +107,7 @@ def test_a_version_3_database_gains_an_empty_audit_log_that_verifies(database_ur
     kernel.close()
     again = ColonyKernel(KernelSettings(database_url=database_url), clock=FakeClock(NOW))
     version = again.store.run(lambda c: c.execute(text("SELECT version FROM colony_schema_version")).scalar())
-    assert version == SCHEMA_VERSION == 4
+    assert version == SCHEMA_VERSION == 5
     check = again.verify_audit()
     assert (check.ok, check.count, check.head_seq) == (True, 0, 0)
     again.propose_action(
@@ -122,4 +122,33 @@ def test_a_version_3_database_gains_an_empty_audit_log_that_verifies(database_ur
     check = again.verify_audit()
     assert (check.ok, check.count, check.head_seq) == (True, 1, 1)
     assert again.find_profile("engineer-1") is not None  # nothing else touched
+    again.close()
+
+
+def test_a_version_4_database_keeps_its_audit_chain_and_extends_it(database_url: str) -> None:
+    kernel = ColonyKernel(KernelSettings(database_url=database_url), clock=FakeClock(NOW))
+    kernel.set_trust("engineer-1", 0.6)
+    plan = {
+        "agent_id": "engineer-1",
+        "action_type": "patch_file",
+        "target": "pkg.mod",
+        "rationale": "Fix the off-by-one in the pager",
+        "rollback_plan": "git revert",
+    }
+    kernel.propose_action(plan)
+    kernel.propose_action(plan)
+
+    def downgrade(connection):  # type: ignore[no-untyped-def]
+        connection.execute(text("ALTER TABLE colony_audit_head DROP COLUMN prev_hash"))
+        connection.execute(text("UPDATE colony_schema_version SET version = 4"))
+
+    kernel.store.run(downgrade)
+    kernel.close()
+    again = ColonyKernel(KernelSettings(database_url=database_url), clock=FakeClock(NOW))
+    head = again.store.run(lambda c: c.execute(text("SELECT seq, prev_hash FROM colony_audit_head")).one())
+    second = next(entry for entry in again.audit_entries() if entry.seq == 2)
+    assert (head.seq, head.prev_hash) == (2, second.prev_hash)  # the link the last append replaced
+    again.propose_action(plan)
+    check = again.verify_audit()
+    assert (check.ok, check.count, check.head_seq) == (True, 3, 3)
     again.close()
