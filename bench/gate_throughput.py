@@ -5,11 +5,13 @@ with its attestation; all share one budget that runs out part-way, so both the
 reserve and the refusal paths run. For each checkout and process count a fresh
 database in one throwaway cluster (``fsync=off``: the figures are the kernel's,
 not the disk's) gets the same work; printed are proposals/s over all processes,
-the p99 of one propose + record, and any overspend (there must be none), and where the
-database sessions inside a transaction waited: for their client, or on a row lock.
+the p99 of one propose + record, and any overspend (there must be none), where the
+time goes (CPU per propose + record in the client processes and in the server's
+backends), and where the database sessions inside a transaction waited: for their
+client, or on a row lock.
 
-``COLONY_BENCH_BASELINE`` names the git ref to compare with (default: the commit
-before the budget row was moved last); it is checked out in a temporary worktree.
+``COLONY_BENCH_BASELINE`` names the git ref to compare with (default: the commit before
+the kernel's transactions were pipelined); it is checked out in a temporary worktree.
 Target (issue 15): at least 1,000 proposals/s in total at 8 processes.
 """
 
@@ -24,14 +26,14 @@ import threading
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parents[1]
-BASELINE = os.environ.get("COLONY_BENCH_BASELINE", "53b0faf")
+BASELINE = os.environ.get("COLONY_BENCH_BASELINE", "0678819")
 PROCESSES = (1, 2, 4, 8)
 PROPOSALS = 1200  # in total, split over the processes
 BUDGET = 800.0
 
 # Run by ``python -c`` with the checkout under test first on sys.path; uses only the kernel's public API.
 _WORKER = r"""
-import json, multiprocessing, sys, time
+import json, multiprocessing, os, sys, time
 from colony.kernel import ColonyKernel, Decision, KernelSettings
 
 url, processes, each, budget = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
@@ -46,7 +48,20 @@ PLAN = {
 def settings():
     return KernelSettings(database_url=url, budget_llm_calls=budget, attestation_secret="bench")
 
-def work(worker, ready, results):
+def backends_cpu():
+    # CPU seconds of the server processes serving this database (same machine: their /proc entries).
+    name, total = url.rsplit("/", 1)[1], 0.0
+    for pid in filter(str.isdigit, os.listdir("/proc")):
+        try:
+            if f" {name} " not in open(f"/proc/{pid}/cmdline").read().replace("\0", " "):
+                continue
+            fields = open(f"/proc/{pid}/stat").read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        total += (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    return total
+
+def work(worker, ready, done, results):
     kernel = ColonyKernel(settings())
     kernel.status()
     agent, target = f"bench-ant-{worker}", f"pkg.module{worker}"
@@ -54,14 +69,15 @@ def work(worker, ready, results):
     report = {"agent_id": agent, "action_type": "patch_file", "target": target, "actual_outcome": "ok"}
     latencies = []
     ready.wait()
-    began = time.time()
+    began, cpu = time.time(), time.process_time()
     for _ in range(each):
         start = time.perf_counter()
         verdict = kernel.propose_action(plan)
         if verdict.decision is Decision.EXECUTE:
             kernel.record_outcome({**report, "tests_passed": True, "llm_calls": 1}, authorization=verdict.authorization)
         latencies.append(time.perf_counter() - start)
-    results.put((began, time.time(), latencies))
+    results.put((began, time.time(), time.process_time() - cpu, latencies))
+    done.wait()  # the server's CPU is read while every session is still open
     kernel.close()
 
 if __name__ == "__main__":
@@ -69,20 +85,26 @@ if __name__ == "__main__":
     for worker in range(processes):
         setup.set_trust(f"bench-ant-{worker}", 0.9)
     context = multiprocessing.get_context("fork")
-    ready, results = context.Barrier(processes), context.Queue()
-    workers = [context.Process(target=work, args=(w, ready, results)) for w in range(processes)]
+    ready, done, results = context.Barrier(processes + 1), context.Barrier(processes + 1), context.Queue()
+    workers = [context.Process(target=work, args=(w, ready, done, results)) for w in range(processes)]
     for w in workers:
         w.start()
+    ready.wait()  # every worker is connected
+    server_before = backends_cpu()
     finished = [results.get() for _ in workers]
+    server = backends_cpu() - server_before
+    done.wait()
     for w in workers:
         w.join()
-    elapsed = max(end for _, end, _ in finished) - min(start for start, _, _ in finished)
+    elapsed = max(end for _, end, _, _ in finished) - min(start for start, _, _, _ in finished)
     latencies = sorted(x for *_, batch in finished for x in batch)
     usage = setup.status().budget_usage["llm_calls"]
     print(json.dumps({
         "rate": len(latencies) / elapsed,
         "p99_ms": latencies[int(0.99 * (len(latencies) - 1))] * 1000,
         "overspend": max(0.0, usage.used - usage.max),
+        "client_ms": sum(cpu for _, _, cpu, _ in finished) * 1000 / len(latencies),
+        "server_ms": server * 1000 / len(latencies),
     }))
 """
 
@@ -169,8 +191,9 @@ def main() -> None:
                         figures = run(source, create_database(server), processes)
                         line.append(
                             f"{label}: {figures['rate']:,.0f}/s, p99 {figures['p99_ms']:.1f} ms, "
-                            f"overspend {figures['overspend']:g}, in a transaction: waiting for the client "
-                            f"{figures['client_pct']:.0f}%, on a lock {figures['lock_pct']:.0f}%"
+                            f"overspend {figures['overspend']:g}, CPU per proposal: client "
+                            f"{figures['client_ms']:.2f} ms, server {figures['server_ms']:.2f} ms; in a transaction: "
+                            f"waiting for the client {figures['client_pct']:.0f}%, on a lock {figures['lock_pct']:.0f}%"
                         )
                     print(f"PostgreSQL, {processes} process(es): " + "; ".join(line))
         except ClusterUnavailable as error:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import select
 from collections import deque
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
@@ -28,6 +29,7 @@ from psycopg.adapt import PyFormat, Transformer
 __all__ = ["Pipeline", "Slot"]
 
 _OK = {pq.ExecStatus.COMMAND_OK, pq.ExecStatus.TUPLES_OK}
+_TEXT: dict[int, tuple[PyFormat, ...]] = {}  # every parameter in text format, by count
 
 
 class Slot:
@@ -69,36 +71,44 @@ class Pipeline:
         self._pgconn.enter_pipeline_mode()
         self._queue_command(b"BEGIN")
 
-    def send(self, name: bytes, sql: str, parameters: Any) -> Slot:
+    def send(self, name: bytes, sql: bytes, parameters: Sequence[Any]) -> Slot:
         """Queue the statement ``sql`` (prepared as ``name`` on first use) with ``parameters``."""
         pgconn = self._pgconn
         if name not in self._prepared:
-            pgconn.send_prepare(name, sql.encode())
+            pgconn.send_prepare(name, sql)
             self._unread.append(_Prepare(name))
             self._prepared.add(name)  # taken back if the server never got to it
-        values = self._transformer.dump_sequence(parameters, [PyFormat.TEXT] * len(parameters))
-        pgconn.send_query_prepared(name, values)
+        count = len(parameters)
+        formats = _TEXT.get(count) or _TEXT.setdefault(count, (PyFormat.TEXT,) * count)
+        pgconn.send_query_prepared(name, self._transformer.dump_sequence(parameters, formats))
         slot = Slot()
         self._unread.append(slot)
         return slot
 
     def result(self, slot: Slot) -> pq.abc.PGresult:
-        """``slot``'s result: everything sent so far goes out, and what came back up to it is read."""
+        """``slot``'s result: everything sent so far goes out, and every result is read back.
+
+        Reading them all, not just up to ``slot``, lets the reads that follow (statements sent
+        together, such as the locks an outcome takes) cost no further round trip.
+        """
         if slot.result is None:
             self._pgconn.send_flush_request()
             self._send_all()
-            while slot.result is None:
+            while self._unread:
                 self._read_one()
         self._raise_error()
         assert slot.result is not None
         return slot.result
 
-    def rows(self, slot: Slot) -> tuple[list[str], list[tuple[Any, ...]]]:
-        """``slot``'s column names and rows, converted by psycopg's loaders."""
-        result = self.result(slot)
-        names = [(result.fname(index) or b"").decode() for index in range(result.nfields)]
+    @staticmethod
+    def names(result: pq.abc.PGresult) -> tuple[str, ...]:
+        """The column names of a result."""
+        return tuple((result.fname(index) or b"").decode() for index in range(result.nfields))
+
+    def rows(self, result: pq.abc.PGresult) -> list[tuple[Any, ...]]:
+        """A result's rows, converted by psycopg's loaders."""
         self._transformer.set_pgresult(result)
-        return names, self._transformer.load_rows(0, result.ntuples, tuple)
+        return self._transformer.load_rows(0, result.ntuples, tuple)
 
     def commit(self) -> None:
         """Queue ``COMMIT``, send everything, read every result and leave pipeline mode.

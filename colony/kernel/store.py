@@ -71,9 +71,9 @@ class GuardFailed(Exception):
     """A guard statement found its condition false, and the transaction was undone."""
 
 
-# A statement as a dialect runs it: its SQL, how to order its parameters, its literal values, and the
-# DBAPI cursor class to run it on (None: the connection's own).
-_Compiled = tuple[str, Callable[[dict[str, Any]], Any], dict[str, Any], Any]
+# A statement as a dialect runs it: its SQL (bytes for PostgreSQL), how to order its parameters, its
+# literal values, and the DBAPI cursor class to run it on (None: the connection's own).
+_Compiled = tuple[str | bytes, Callable[[dict[str, Any]], Any], dict[str, Any], Any]
 _names = itertools.count(1)
 
 
@@ -94,8 +94,11 @@ class Pending:
 
     def rows(self) -> list[dict[str, Any]]:
         """Every row, as dicts."""
+        statement = self._statement
         if self._pipeline is not None:
-            names, rows = self._pipeline.rows(self._slot)
+            result = self._pipeline.result(self._slot)
+            names = statement.names or statement.remember_names(self._pipeline.names(result))
+            rows = self._pipeline.rows(result)
         else:
             rows = self._cursor.fetchall()
             names = [column[0] for column in self._cursor.description]
@@ -126,7 +129,13 @@ class Prepared:
         """``statement``, or a function building it for a dialect (an ``INSERT ... ON CONFLICT`` is one per dialect)."""
         self.statement = statement
         self.name = f"colony_{next(_names)}".encode()  # its prepared statement's name on a pipelined connection
+        self.names: tuple[str, ...] = ()  # its result's column names, once a pipeline read them
         self._compiled: dict[str, _Compiled] = {}
+
+    def remember_names(self, names: tuple[str, ...]) -> tuple[str, ...]:
+        """Keep the result's column names: they are the same for every run of the statement."""
+        self.names = names
+        return names
 
     def _sql(self, dialect: Dialect) -> _Compiled:
         found = self._compiled.get(dialect.name)
@@ -139,7 +148,8 @@ class Prepared:
                 dialect, cursor_class = _dollar_dialect(dialect), RawCursor
             compiled = cast(SQLCompiler, statement.compile(dialect=dialect))
             literals = {name: bind.value for name, bind in compiled.binds.items() if not bind.required}
-            found = self._compiled[dialect.name] = (compiled.string, _arranger(compiled), literals, cursor_class)
+            sql = compiled.string.encode() if cursor_class else compiled.string
+            found = self._compiled[dialect.name] = (sql, _arranger(compiled), literals, cursor_class)
         return found
 
     def send(self, connection: Connection, parameters: dict[str, Any]) -> Pending:
@@ -257,38 +267,41 @@ class Store:
         """A transaction; on SQLite a writer takes the write lock up front (``BEGIN IMMEDIATE``)."""
         connection = self._connection()
         dbapi_connection: Any = connection.connection.dbapi_connection
+        if pipelined and not self.is_sqlite:
+            yield from self._pipelined(connection, dbapi_connection)
+            return
         with connection.begin():
             if self.is_sqlite:
                 dbapi_connection.execute("BEGIN IMMEDIATE" if write else "BEGIN")
-                yield connection
-            elif pipelined:
-                yield from self._pipelined(connection, dbapi_connection)
-            else:
-                yield connection
+            yield connection
 
     @staticmethod
     def _pipelined(connection: Connection, dbapi_connection: Any) -> Iterator[Connection]:
-        """The body of a pipelined transaction: ``COMMIT`` goes out with its last statements.
+        """A pipelined transaction: its own ``BEGIN``, and a ``COMMIT`` that goes out with its last statements.
 
-        SQLAlchemy's own commit then finds the connection idle and sends nothing. An error
-        in the body leaves the transaction uncommitted, and SQLAlchemy rolls it back.
+        SQLAlchemy takes no part (nothing in it runs through SQLAlchemy); an error rolls the
+        transaction back on the driver's connection.
         """
         from colony.kernel.pipeline import Pipeline  # imports psycopg: only where PostgreSQL is used
 
-        pipeline = Pipeline(dbapi_connection, connection.info.setdefault(_PREPARED, set()))
-        pipeline.begin()
-        connection.info[_PIPELINE] = pipeline
+        info = connection.info
+        pipeline = info[_PIPELINE] = Pipeline(dbapi_connection, info.setdefault(_PREPARED, set()))
         try:
+            pipeline.begin()
             try:
                 yield connection
             except BaseException:
                 pipeline.abandon()
                 raise
             pipeline.commit()
-        finally:
-            del connection.info[_PIPELINE]
-            if not pipeline.left:  # the connection failed under it (the server went away): open a new one next time
+        except BaseException:
+            del info[_PIPELINE]
+            if pipeline.left and not dbapi_connection.broken:
+                dbapi_connection.rollback()
+            else:  # the connection failed under it (the server went away): open a new one next time
                 connection.invalidate()
+            raise
+        del info[_PIPELINE]
 
     def run(self, work: Callable[[Connection], T], *, write: bool = True, pipelined: bool = False) -> T:
         """Run ``work`` in one transaction, retrying on lock timeouts and deadlocks.
