@@ -101,7 +101,7 @@ class Pending:
             rows = self._pipeline.rows(result)
         else:
             rows = self._cursor.fetchall()
-            names = [column[0] for column in self._cursor.description]
+            names = tuple(column[0] for column in self._cursor.description)
             self._cursor.close()
         return [dict(zip(names, row, strict=True)) for row in rows]
 
@@ -162,7 +162,7 @@ class Prepared:
         values = arrange({**literals, **parameters} if literals else parameters)
         pipeline: Pipeline | None = connection.info.get(_PIPELINE)
         if pipeline is not None:
-            return Pending(self, pipeline=pipeline, slot=pipeline.send(self.name, sql, values))
+            return Pending(self, pipeline=pipeline, slot=pipeline.send(self.name, cast(bytes, sql), values))
         dbapi_connection: Any = connection.connection.dbapi_connection
         cursor = cursor_class(dbapi_connection) if cursor_class else dbapi_connection.cursor()
         cursor.execute(sql, values)
