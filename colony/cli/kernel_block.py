@@ -15,7 +15,7 @@ import os
 import httpx
 from pydantic import SecretStr
 
-from colony.errors import KernelConfigError
+from colony.errors import SettingsError
 from colony.kernel import KernelSettings
 
 __all__ = ["use_kernel_block"]
@@ -36,7 +36,7 @@ def use_kernel_block() -> str | None:
     except ValueError:  # no block document of that name: the environment alone
         return None
     except (httpx.HTTPError, OSError) as error:  # the API did not answer: say where we looked
-        raise KernelConfigError(
+        raise SettingsError(
             f"cannot read the kernel block {name!r} from the Prefect API at {api_url} ({error}); "
             "start that server, or unset PREFECT_API_URL to use the COLONY_* environment alone"
         ) from None

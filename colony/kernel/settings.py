@@ -1,4 +1,8 @@
-"""The kernel's configuration, read from ``COLONY_*`` environment variables."""
+"""The kernel's configuration, read from ``COLONY_*`` environment variables.
+
+It is the ``kernel`` part of ``colony.settings.ColonySettings``, which deployments keep
+whole in a Prefect Block.
+"""
 
 from __future__ import annotations
 
@@ -22,7 +26,10 @@ class KernelSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="COLONY_", extra="forbid", frozen=True)
 
-    home: Path = Field(default=Path("~/.colony"), description="Directory holding the default SQLite database.")
+    home: Path = Field(
+        default=Path("~/.colony"),
+        description="Directory holding the default SQLite database; a path on each machine, never kept in a block.",
+    )
     database_url: str | None = Field(
         default=None,
         description="SQLAlchemy URL of the kernel's database; default: sqlite file `kernel.db` under `home`.",
