@@ -18,8 +18,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, SecretStr, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, ModelWrapValidatorHandler, SecretStr, TypeAdapter, model_validator
 
+from colony.environment import data_alone
 from colony.hpc.defaults import set_default_settings
 from colony.hpc.settings import HPCSettings
 from colony.kernel import KernelSettings
@@ -54,6 +55,13 @@ class ColonySettings(BaseModel):
     gateway: GatewaySettings = Field(description="Where the HTTP gateway listens, who may call it, what it caps.")
     sandbox: SandboxConfig = Field(description="The Docker image and limits of each sandbox role.")
     hpc: HPCSettings = Field(description="Where the HPC service is and what it may run on AWS Batch.")
+
+    @model_validator(mode="wrap")
+    @classmethod
+    def _parts_from_data_alone(cls, data: Any, handler: ModelWrapValidatorHandler[ColonySettings]) -> ColonySettings:
+        # A block's document (or a parent's hand-over) is the settings: no COLONY_* variable fills or joins it.
+        with data_alone():
+            return handler(data)
 
     @classmethod
     def from_env(cls) -> ColonySettings:

@@ -10,9 +10,10 @@ import re
 from pathlib import Path
 
 from pydantic import Field, SecretStr, ValidationError
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 from pydantic_settings import SettingsError as EnvParseError
 
+from colony.environment import EnvironmentSettings
 from colony.errors import SettingsError
 from colony.spec import ResourceRequirements, SpecModel
 
@@ -45,7 +46,7 @@ class HPCLimits(SpecModel):
         return found
 
 
-class HPCSettings(BaseSettings):
+class HPCSettings(EnvironmentSettings):
     """Where the HPC service is and what it may run; every field from ``COLONY_HPC_<FIELD>``."""
 
     model_config = SettingsConfigDict(env_prefix="COLONY_HPC_", env_nested_delimiter="__", extra="forbid")

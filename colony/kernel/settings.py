@@ -10,15 +10,16 @@ import tempfile
 from pathlib import Path
 
 from pydantic import Field, SecretStr, ValidationError
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
+from colony.environment import EnvironmentSettings
 from colony.errors import FieldError, KernelInputError, KernelStoreError
 from colony.kernel.models import AttestationMode
 
 __all__ = ["KernelSettings"]
 
 
-class KernelSettings(BaseSettings):
+class KernelSettings(EnvironmentSettings):
     """Where the kernel keeps its state and the limits it enforces.
 
     Every field reads ``COLONY_<FIELD>`` from the environment; an explicit keyword wins.

@@ -47,13 +47,16 @@ def test_a_saved_block_wins_over_this_machines_variables(
 ) -> None:
     monkeypatch.setenv("COLONY_BUDGET_LLM_CALLS", "42")
     monkeypatch.setenv("COLONY_GATEWAY_TOKENS", '{"saved-token": {"agent": "ops"}}')
+    monkeypatch.setenv("COLONY_HPC_JOB_DEFINITIONS", '{"fdtd_sweep": "fdtd:3"}')
     saved = ColonySettings.from_env()
     assert save_settings(saved) == block_name
     monkeypatch.setenv("COLONY_BUDGET_LLM_CALLS", "7")  # another machine, other variables
     monkeypatch.delenv("COLONY_GATEWAY_TOKENS")
+    monkeypatch.setenv("COLONY_HPC_JOB_DEFINITIONS", '{"local_tool": "local:1"}')
     monkeypatch.setenv("COLONY_HOME", str(tmp_path / "elsewhere"))
     loaded = load_settings()
     assert loaded.kernel.budget_llm_calls == 42 and "saved-token" in loaded.gateway.token_table()
+    assert loaded.hpc.job_definitions == {"fdtd_sweep": "fdtd:3"}  # nothing of this machine's joins the block's
     assert loaded.kernel.home == tmp_path / "elsewhere"  # a path on disk stays this machine's
 
 

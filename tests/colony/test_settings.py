@@ -9,6 +9,7 @@ import pytest
 from pydantic import SecretStr
 
 from colony.errors import KernelInputError, SandboxError, SettingsError, SurfaceError
+from colony.hpc import HPCSettings
 from colony.hpc.defaults import default_settings
 from colony.sandbox.config import default_config
 from colony.settings import MACHINE_PATHS, ColonySettings, use_settings
@@ -85,6 +86,19 @@ def test_revealed_settings_rebuild_the_same_settings_secrets_included(monkeypatc
     assert ColonySettings.model_validate_json(text) == settings
     shown = settings.model_dump_json() + repr(settings)
     assert not any(secret in shown for secret in ("attest-", "hpc-token-secret", "table-secret", "peer-token"))
+
+
+def test_settings_given_as_data_read_no_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLONY_HPC_JOB_DEFINITIONS", '{"fdtd_sweep": "fdtd:3"}')
+    document = ColonySettings.from_env().revealed()  # what a block or a parent process hands over
+    monkeypatch.setenv("COLONY_HPC_JOB_DEFINITIONS", '{"local_tool": "local:1"}')
+    monkeypatch.setenv("COLONY_BUDGET_LLM_CALLS", "7")
+    document["kernel"].pop("budget_llm_calls")  # a field the document lacks takes its default, not a variable
+    settings = ColonySettings.model_validate(document)
+    assert settings.hpc.job_definitions == {"fdtd_sweep": "fdtd:3"} and settings.kernel.budget_llm_calls == 500
+    assert HPCSettings().job_definitions == {"local_tool": "local:1"}  # built alone, a part still reads them
+    monkeypatch.setenv("COLONY_HPC_LIMITS", "{not json")  # a broken variable elsewhere does not break the data
+    assert ColonySettings.model_validate(document) == settings
 
 
 def test_chosen_settings_are_the_process_defaults_until_forgotten(monkeypatch: pytest.MonkeyPatch) -> None:
