@@ -1,22 +1,22 @@
-"""ColonyKernelConfig: the kernel's configuration as a Prefect Block.
+"""ColonyKernelConfig: the block an earlier Colony saved for the kernel alone, still read.
 
-Flows load the block named ``colony`` (or ``COLONY_KERNEL_BLOCK``) when it exists; without
-one they use the ``COLONY_*`` environment, so a laptop needs no block at all.
+``ColonyConfig`` replaced it (it holds every setting, not the kernel's only). A deployment
+whose server still has only this block keeps working: ``blocks.load_settings`` reads it,
+when no ``ColonyConfig`` of that name exists, as the kernel's settings over the environment,
+as before; ``colony blocks save`` writes the ``ColonyConfig`` that supersedes it.
 """
 
 from __future__ import annotations
 
-import os
-from typing import Any, cast
+from typing import Any
 
 from prefect.blocks.core import Block
 from pydantic import Field, HttpUrl, SecretStr
 
 from colony.kernel import AttestationMode, KernelSettings
 
-__all__ = ["DEFAULT_BLOCK_NAME", "ColonyKernelConfig", "load_kernel_settings"]
+__all__ = ["ColonyKernelConfig"]
 
-DEFAULT_BLOCK_NAME = "colony"
 # The KernelSettings fields the block carries: all but ``home``, a path on each machine.
 BLOCK_FIELDS = tuple(name for name in KernelSettings.model_fields if name != "home")
 
@@ -24,12 +24,13 @@ BLOCK_FIELDS = tuple(name for name in KernelSettings.model_fields if name != "ho
 class ColonyKernelConfig(Block):
     """Where the Colony kernel keeps its state, how it attests outcomes, and its budgets.
 
+    Superseded by ``ColonyConfig``, and read only where no ``ColonyConfig`` of its name exists.
     Fields left empty fall back to the ``COLONY_*`` environment of the process running the flow.
 
     Example:
         Load a stored configuration and build the kernel from it:
         ```python
-        from blocks import ColonyKernelConfig
+        from blocks.kernel_config import ColonyKernelConfig
         from colony.kernel import ColonyKernel
 
         config = ColonyKernelConfig.load("BLOCK_NAME")
@@ -104,18 +105,3 @@ class ColonyKernelConfig(Block):
             name: getattr(self, name) for name in BLOCK_FIELDS if getattr(self, name) is not None
         }
         return KernelSettings(**overrides)
-
-    @classmethod
-    def from_settings(cls, settings: KernelSettings) -> ColonyKernelConfig:
-        """A block holding ``settings`` (e.g. the environment's), ready to ``.save(...)``."""
-        return cls(**{name: getattr(settings, name) for name in BLOCK_FIELDS})
-
-
-def load_kernel_settings(block_name: str | None = None) -> KernelSettings:
-    """The kernel settings from the named block when it exists, else from the environment."""
-    name = block_name or os.environ.get("COLONY_KERNEL_BLOCK", DEFAULT_BLOCK_NAME)
-    try:
-        config = cast(ColonyKernelConfig, ColonyKernelConfig.load(name, _sync=True))  # type: ignore[call-arg]
-    except ValueError:  # no block document of that name
-        return KernelSettings()
-    return config.kernel_settings()

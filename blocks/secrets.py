@@ -8,8 +8,6 @@ from __future__ import annotations
 
 from typing import cast
 
-from prefect.blocks.system import Secret
-
 from colony.secrets import add_resolver
 
 __all__ = ["install_secret_resolver", "secret_block_name", "secret_from_block"]
@@ -22,6 +20,8 @@ def secret_block_name(kind: str) -> str:
 
 def secret_from_block(kind: str) -> str | None:
     """The Secret block's value for ``kind``, or None when no such block exists."""
+    from prefect.blocks.system import Secret
+
     try:
         secret = cast(Secret, Secret.load(secret_block_name(kind), _sync=True))  # type: ignore[call-arg]
     except ValueError:  # Prefect's "block document not found"

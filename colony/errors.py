@@ -29,6 +29,8 @@
     │   ├── CapabilityResolutionError  an entry's capability_fqn does not import
     │   └── ToolEntrySpecMismatch  an entry's capability is not in its class's spec
     ├── AgentSpecError             an agent definition is malformed or inconsistent
+    ├── SettingsError              Colony's settings could not be read: a bad variable, or
+    │                              a settings block the configured Prefect API does not give
     ├── KernelError                the Colony kernel refused or failed a call
     │   ├── KernelInputError       a kernel call's input is malformed (also a ValueError)
     │   ├── AttestationError       an outcome's authorization is forged, expired,
@@ -37,7 +39,6 @@
     │   ├── ApprovalError          an approval request cannot be decided or used as asked
     │   │   │                      (already decided, expired, already executed, mismatched)
     │   │   └── UnknownApprovalError  no approval request has that id
-    │   ├── KernelConfigError      the kernel's saved block could not be read from Prefect
     │   └── KernelStoreError       the kernel's database failed; ``retryable`` when
     │                              a second attempt may succeed (lock, deadlock)
     └── SurfaceError               the gateway, MCP server or client refused or failed a call
@@ -87,7 +88,6 @@ __all__ = [
     "HPCTimeoutError",
     "HPCUnavailableError",
     "IdentityError",
-    "KernelConfigError",
     "KernelError",
     "KernelInputError",
     "KernelStoreError",
@@ -99,6 +99,7 @@ __all__ = [
     "SandboxError",
     "SandboxImageMissingError",
     "SandboxUnavailableError",
+    "SettingsError",
     "SurfaceError",
     "ToolEntrySpecMismatch",
     "ToolError",
@@ -377,6 +378,10 @@ class AgentSpecError(ColonyError):
     """An agent definition is malformed or names things the agent does not have."""
 
 
+class SettingsError(ColonyError):
+    """Colony's settings could not be read; the message names the variable, block or server at fault."""
+
+
 class KernelError(ColonyError):
     """The Colony kernel refused or failed a call."""
 
@@ -442,10 +447,6 @@ class UnknownApprovalError(ApprovalError, LookupError):
 
     def __init__(self, approval_id: str) -> None:
         super().__init__(f"no approval request {approval_id!r}", approval_id=approval_id)
-
-
-class KernelConfigError(KernelError):
-    """The kernel's saved configuration (its Prefect block) could not be read."""
 
 
 class KernelStoreError(KernelError):

@@ -9,7 +9,9 @@ action runs), a HOLD shows its reviewer an artifact and waits for a person
 (``flows.holds``, ``flows._approval``), and refusals and role changes are events.
 
 A flow runs with the authority of whoever can reach the Prefect API: an operator
-(``PREFECT_OPERATOR``), acting for the agent its request names.
+(``PREFECT_OPERATOR``), acting for the agent its request names, on Colony's settings as
+every command loads them (``blocks.load_settings``): the kernel they name, and their sandbox
+roles and HPC service for the tools the run creates.
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ import anyio.to_thread
 
 from blocks.secrets import install_secret_resolver
 from colony.catalog import registry_path
-from colony.kernel import ColonyKernel, KernelSettings
+from colony.kernel import ColonyKernel
 from colony.runtime import Acting, Catalog, HeldCall, HoldDecision, KernelProvider, Principal, Runtime
+from colony.settings import ColonySettings, use_settings
 from flows._approval import ApprovalInput, already_waited, wait_for_approval
 from flows._events import emit_gate_refused, emit_role_changed
 from flows.holds import present_hold
@@ -35,7 +38,7 @@ from tasks.kernel import authorize, kernel_for, propose
 __all__ = ["PREFECT_OPERATOR", "PrefectEvents", "flow_runtime"]
 
 PREFECT_OPERATOR = Principal.of("prefect-operator", ["*"], operator=True)
-_runtimes: dict[tuple[str, Path, int, int], Runtime] = {}
+_runtimes: dict[tuple[int, Path, int, int], Runtime] = {}
 _catalogs: dict[Path, Catalog] = {}
 _lock = threading.Lock()
 
@@ -72,7 +75,7 @@ def hold(kernel: ColonyKernel, held: HeldCall, timeout_seconds: int, poll_second
 
 
 def flow_runtime(
-    settings: KernelSettings,
+    settings: ColonySettings,
     *,
     approval_timeout_seconds: int = 3600,
     poll_seconds: int = 5,
@@ -84,9 +87,11 @@ def flow_runtime(
     ends and is resumed by a later run, holding no worker while a person decides).
     """
     install_secret_resolver()
-    kernel = kernel_for(settings)
+    use_settings(settings)  # the sandbox roles and HPC service of the tools the shared pool creates
+    kernel = kernel_for(settings.kernel)
     path = registry_path()
-    key = (settings.model_dump_json(), path, approval_timeout_seconds if pause_on_hold else -1, poll_seconds)
+    # One runtime per kernel (kernel_for keeps one per distinct settings, secret included).
+    key = (id(kernel), path, approval_timeout_seconds if pause_on_hold else -1, poll_seconds)
     with _lock:
         runtime = _runtimes.get(key)
         if runtime is None:
@@ -103,8 +108,12 @@ def flow_runtime(
                     by=PREFECT_OPERATOR.agent_id,
                 )
 
+            kernel_settings = settings.kernel
+
             async def ask_gate(request: Any) -> Any:
-                return await anyio.to_thread.run_sync(lambda: authorize(propose(request, settings), request, settings))
+                return await anyio.to_thread.run_sync(
+                    lambda: authorize(propose(request, kernel_settings), request, kernel_settings)
+                )
 
             runtime = _runtimes[key] = Runtime(
                 _catalog(path),

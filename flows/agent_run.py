@@ -27,7 +27,7 @@ from pydantic_ai import DeferredToolRequests
 from pydantic_ai.durable_exec.prefect import PrefectDurability
 from pydantic_ai.models import Model
 
-from blocks import load_kernel_settings
+from blocks import load_settings
 from colony.agents import Agent, HeldRun, assemble, decisions, load_agent_spec, model_agent
 from colony.errors import AgentSpecError
 from flows._report import as_json, finish, publish
@@ -55,7 +55,7 @@ def run_agent(
     spec: str, prompt: str = "", resume_from: UUID | None = None, *, model: Model | None = None
 ) -> State[AgentRunSummary]:
     """The flow's body, in the current flow run; ``model`` replaces the spec's (a scripted model in tests)."""
-    runtime = flow_runtime(load_kernel_settings(), pause_on_hold=False)
+    runtime = flow_runtime(load_settings(), pause_on_hold=False)
     agent = assemble(load_agent_spec(Path(spec)), runtime)
     durable = model_agent(agent, model=model, capabilities=[PrefectDurability()])
     held = _held(resume_from, agent) if resume_from is not None else None

@@ -17,7 +17,7 @@ from prefect.cache_policies import NO_CACHE
 from prefect.context import FlowRunContext
 from prefect.variables import Variable
 
-from blocks import load_kernel_settings
+from blocks import load_settings
 from colony.kernel import ColonyStatus, KernelSettings
 from flows._events import emit_roles
 from flows.holds import Settled, settle_held_runs
@@ -104,7 +104,7 @@ def colony_tick() -> ColonyStatus:
     """
     context = FlowRunContext.get()
     key = f"flow-run:{context.flow_run.id}" if context and context.flow_run else None
-    settings = load_kernel_settings()
+    settings = load_settings().kernel
     status = tick(settings, key)
     settle_holds(settings)
     publish_status(status)

@@ -22,7 +22,7 @@ from prefect.states import State
 from prefect.utilities.asyncutils import run_coro_as_sync
 from pydantic import BaseModel, ConfigDict, Field
 
-from blocks import load_kernel_settings
+from blocks import load_settings
 from colony.errors import ActionRecordedError, ColonyError, VerificationError
 from colony.kernel import ColonyKernel, GateVerdict, Role
 from colony.runtime import CallOutcome, CallRequest
@@ -103,7 +103,7 @@ def ending(summary: GatedActionSummary) -> tuple[str, bool]:
 @flow(name="gated-action")
 def gated_action(request: GatedActionRequest) -> State[GatedActionSummary]:
     """Run one tool action through the Colony gate, recording what happened; the summary is the run's result."""
-    settings = load_kernel_settings()
+    settings = load_settings()
     runtime = flow_runtime(
         settings,
         approval_timeout_seconds=request.approval_timeout_seconds,
@@ -134,11 +134,11 @@ def gated_action(request: GatedActionRequest) -> State[GatedActionSummary]:
     try:
         outcome = run_coro_as_sync(runtime.call(call, PREFECT_OPERATOR, verify=verify))
     except ActionRecordedError as recorded:  # a retry of a run that crashed after its record
-        summary = _recorded(recorded, kernel_for(settings), request.agent_id)
+        summary = _recorded(recorded, kernel_for(settings.kernel), request.agent_id)
         already = "recorded by an earlier start of this run; this start ran nothing"
     else:
         assert outcome is not None
-        summary = _summary(outcome, kernel_for(settings), request.agent_id)
+        summary = _summary(outcome, kernel_for(settings.kernel), request.agent_id)
     name, succeeded = ending(summary)
     if summary.outcome is Outcome.TIMED_OUT:
         leave_expired_pause()

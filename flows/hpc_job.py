@@ -14,7 +14,7 @@ from pathlib import Path
 from prefect import flow, get_run_logger
 from pydantic import Field
 
-from blocks.hpc import load_hpc_settings
+from blocks import load_settings
 from colony.hpc import (
     HPCClientConfig,
     HPCJob,
@@ -35,13 +35,17 @@ __all__ = ["HPCJobRequest", "PrefectJobRunner", "hpc_job", "use_prefect_job_runn
 class HPCJobRequest(HPCJob):
     """One job, as the flow takes it: plain data, so the Prefect UI can start it, naming a block if it likes."""
 
-    config_block: str | None = Field(default=None, description="Name of an HPCConfig block to read the service from.")
+    config_block: str | None = Field(
+        default=None,
+        description="Name of a ColonyConfig block whose HPC settings reach the service; default: the settings "
+        "every flow loads (the settings block, else COLONY_HPC_*).",
+    )
 
     def client_config(self) -> HPCClientConfig:
-        """How to reach the service: given here, from the named block, or from ``COLONY_HPC_*``."""
-        if self.client is not None or self.config_block is None:
-            return super().client_config()
-        settings = load_hpc_settings(self.config_block)
+        """How to reach the service: given here, else the HPC settings of the named or the configured block."""
+        if self.client is not None:
+            return self.client
+        settings = load_settings(self.config_block).hpc
         return HPCClientConfig(
             endpoint=settings.endpoint, token=settings.token, timeout_seconds=settings.request_timeout_seconds
         )

@@ -7,7 +7,7 @@ from datetime import UTC, datetime
 from prefect import flow
 from prefect.artifacts import create_table_artifact
 
-from blocks import load_kernel_settings
+from blocks import load_settings
 from colony.kernel import PruningReport
 from tasks.kernel import prune_report
 
@@ -17,7 +17,7 @@ __all__ = ["pruning_report"]
 @flow(name="pruning-report")
 def pruning_report() -> PruningReport:
     """Nominate low-usage, stale or duplicate modules (advisory: nothing is removed)."""
-    report = prune_report(load_kernel_settings())
+    report = prune_report(load_settings().kernel)
     generated = datetime.fromtimestamp(report.generated_at, tz=UTC).isoformat(timespec="seconds")
     create_table_artifact(
         key="colony-pruning-report",

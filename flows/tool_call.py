@@ -15,7 +15,7 @@ from prefect import flow
 from prefect.states import State
 from prefect.utilities.asyncutils import run_coro_as_sync
 
-from blocks import load_kernel_settings
+from blocks import load_settings
 from colony.runtime import CallRequest
 from flows._catalog import ToolCall
 from flows._report import as_json, finish, publish
@@ -44,7 +44,7 @@ def tool_call(
         rollback_plan: For a governed tool: how it would be undone.
         evidence: For a governed tool: supporting evidence (tests, PRs, logs).
     """
-    runtime = flow_runtime(load_kernel_settings())
+    runtime = flow_runtime(load_settings())
     request = CallRequest(
         tool=call.tool,
         arguments=call.arguments,

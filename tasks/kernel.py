@@ -1,7 +1,7 @@
 """The kernel's steps as Prefect tasks: propose, record, tick, pruning report.
 
-Each task takes the ``KernelSettings`` to run against (see ``blocks.load_kernel_settings``)
-and reuses one ``ColonyKernel`` per distinct settings in the process. A store failure the
+Each task takes the ``KernelSettings`` to run against (the ``kernel`` part of
+``blocks.load_settings()``) and reuses one ``ColonyKernel`` per distinct settings in the process. A store failure the
 kernel marks ``retryable`` (a dropped database connection) is retried; a refused or invalid
 request is not. ``propose`` is cached for the flow run in Colony's result storage (as JSON),
 so a suspended flow that restarts after a person's decision, on any worker, sees the verdict

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
+from colony.cli.settings import serving_settings
 from colony.errors import ColonyError
 from colony.kernel import KernelSettings
 
@@ -39,16 +40,17 @@ def _fail(error: ColonyError) -> typer.Exit:
 
 def _assemble(spec_path: Path) -> Agent:
     from colony.agents import assemble, load_agent_spec
-    from colony.runtime import Runtime
+    from colony.runtime import KernelProvider, Runtime
 
     try:
-        return assemble(load_agent_spec(spec_path), Runtime())
+        settings = serving_settings()
+        return assemble(load_agent_spec(spec_path), Runtime(kernels=KernelProvider(settings=settings.kernel)))
     except ColonyError as error:
         raise _fail(error) from None
 
 
 def _held_runs() -> Path:
-    return KernelSettings.from_env().checked_home() / "agent-runs"
+    return KernelSettings.from_env().checked_home() / "agent-runs"  # a path on this machine, never in a block
 
 
 @agent_app.command("show")

@@ -1,12 +1,17 @@
-"""``colony blocks``: register Colony's Prefect block types and save the kernel's block."""
+"""``colony blocks``: register Colony's Prefect block type and save this environment's settings as its block."""
 
 from __future__ import annotations
 
 import importlib
-import os
+from typing import TYPE_CHECKING
 
 import typer
 from rich.console import Console
+
+from colony.errors import ColonyError, SettingsError
+
+if TYPE_CHECKING:
+    from colony.settings import ColonySettings
 
 blocks_app = typer.Typer(no_args_is_help=True, help="Colony's Prefect blocks.")
 console = Console()
@@ -14,15 +19,19 @@ console = Console()
 
 @blocks_app.command("register")
 def register() -> None:
-    """Register every Colony block type (ColonyKernelConfig) with the configured Prefect API."""
+    """Register every Colony block type (ColonyConfig) with the configured Prefect API."""
     console.print(f"[green]✓[/green] registered {', '.join(register_block_types())}")
 
 
 @blocks_app.command("save")
 def save() -> None:
-    """Register the block types and save this environment's kernel settings as the block flows load."""
-    register_block_types()
-    console.print(f"[green]✓[/green] saved the kernel's settings as block {save_kernel_block()!r}")
+    """Save this environment's settings (COLONY_*: kernel, gateway, sandbox, HPC) as the block everything loads."""
+    try:
+        name = save_settings_block()
+    except ColonyError as error:
+        Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
+        raise typer.Exit(code=1) from None
+    console.print(f"[green]✓[/green] saved this environment's settings as the ColonyConfig block {name!r}")
 
 
 def register_block_types() -> list[str]:
@@ -39,11 +48,15 @@ def register_block_types() -> list[str]:
     return registered
 
 
-def save_kernel_block() -> str:
-    """Save KernelSettings from this environment (COLONY_*) as the block flows load; its name."""
-    from colony.kernel import KernelSettings
+def save_settings_block(settings: ColonySettings | None = None) -> str:
+    """Save ``settings`` (default: this environment's, COLONY_*) as the block commands and flows load; its name.
 
-    module = importlib.import_module("blocks")
-    name: str = os.environ.get("COLONY_KERNEL_BLOCK", module.DEFAULT_BLOCK_NAME)
-    module.ColonyKernelConfig.from_settings(KernelSettings()).save(name, overwrite=True)
-    return name
+    Only a Prefect server named by PREFECT_API_URL is worth saving to: without one, no command
+    or flow looks for the block.
+    """
+    from blocks import prefect_api_url, save_settings
+    from colony.settings import ColonySettings
+
+    if prefect_api_url() is None:
+        raise SettingsError("PREFECT_API_URL names no Prefect server: set it to the server every machine uses")
+    return save_settings(settings or ColonySettings.from_env())

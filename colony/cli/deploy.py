@@ -2,7 +2,7 @@
 
 Against the configured ``PREFECT_API_URL``: the process work pool, the deployments of
 ``prefect.yaml`` (Prefect's own ``prefect deploy --all``), the zombie-run and crash-recovery
-automations, and the kernel's block saved from this environment. Workers then only need
+automations, and Colony's settings block saved from this environment. Workers then only need
 ``prefect worker start``.
 """
 
@@ -17,6 +17,8 @@ from typing import Annotated, NoReturn
 
 import typer
 from rich.console import Console
+
+from colony.errors import ColonyError
 
 __all__ = ["DEFAULT_WORKER_LIMIT", "WORK_POOL", "deploy", "worker_command"]
 
@@ -39,7 +41,7 @@ def deploy(
         typer.Option(help="The Colony checkout holding prefect.yaml (default: the one Colony is installed from)."),
     ] = None,
     blocks: Annotated[
-        bool, typer.Option(help="Save this environment's kernel settings (COLONY_*) as the block flows load.")
+        bool, typer.Option(help="Save this environment's settings (COLONY_*) as the block commands and flows load.")
     ] = True,
     worker_limit: Annotated[
         int, typer.Option(min=1, help="The per-worker run limit the printed worker command uses.")
@@ -54,9 +56,14 @@ def deploy(
     checkout = (project or _installed_checkout()).resolve()
     if not (checkout / "prefect.yaml").is_file():
         _fail(f"project: no prefect.yaml in {checkout}; pass the Colony checkout with --project")
-    from colony.cli.blocks import register_block_types, save_kernel_block
+    from colony.cli.blocks import register_block_types, save_settings_block
     from colony.cli.zombies import ensure_automations
+    from colony.settings import ColonySettings
 
+    try:  # a bad variable stops the deployment before it changes anything
+        settings = ColonySettings.from_env() if blocks else None
+    except ColonyError as error:
+        _fail(str(error))
     console.print(f"Deploying Colony to {api_url}")
     console.print(f"  work pool {WORK_POOL!r}: {ensure_work_pool()}")
     names = deploy_project(checkout)
@@ -65,7 +72,7 @@ def deploy(
         console.print(f"  automation {name!r}: {done}")
     if blocks:
         register_block_types()
-        console.print(f"  block {save_kernel_block()!r}: saved from this environment's COLONY_* settings")
+        console.print(f"  settings block {save_settings_block(settings)!r}: saved from this environment's COLONY_*")
     console.print("On every machine that runs flows (same checkout path, same PREFECT_API_URL, from the venv):")
     console.print(f"  {worker_command(worker_limit)}")
     console.print(

@@ -15,21 +15,19 @@ hpc_app = typer.Typer(no_args_is_help=True, help="The HPC service: tool jobs on 
 def serve(
     host: Annotated[str, typer.Option(help="Interface to bind; loopback unless you mean to expose it.")] = "127.0.0.1",
     port: Annotated[int, typer.Option(help="TCP port.")] = 8765,
-    block: Annotated[str | None, typer.Option(help="Read the configuration from this HPCConfig Prefect block.")] = None,
+    block: Annotated[
+        str | None,
+        typer.Option(help="Read the settings from this ColonyConfig block (default: the settings block, if any)."),
+    ] = None,
 ) -> None:
-    """Serve the HPC REST API (OpenAPI at /docs); configured from COLONY_HPC_* or a block."""
+    """Serve the HPC REST API (OpenAPI at /docs), configured by the settings block if any, else COLONY_HPC_*."""
     import uvicorn
 
-    from colony.hpc import HPCSettings, create_app
+    from blocks import load_settings
+    from colony.hpc import create_app
 
     try:
-        if block is None:
-            settings = HPCSettings()
-        else:
-            from blocks.hpc import load_hpc_settings
-
-            settings = load_hpc_settings(block)
-        app = create_app(settings)
+        app = create_app(load_settings(block).hpc)
     except (ColonyError, ValueError) as error:
         typer.echo(f"error: {error}", err=True)
         raise typer.Exit(code=1) from None

@@ -12,7 +12,7 @@ from pydantic import BaseModel
 from rich.console import Console
 from rich.table import Table
 
-from colony.cli.kernel_block import use_kernel_block
+from colony.cli.settings import command_settings
 from colony.errors import ColonyError
 from colony.kernel import ColonyKernel, ColonyStatus
 
@@ -39,10 +39,9 @@ def _read(source: str, as_json: bool) -> str:
 
 
 def _kernel(as_json: bool) -> ColonyKernel:
-    """The kernel the flows use: the saved block's settings when a Prefect server has one, else COLONY_*."""
+    """The kernel the flows use: the settings block's when a Prefect server has one, else COLONY_*."""
     try:
-        use_kernel_block()
-        return ColonyKernel.from_env()
+        return ColonyKernel(command_settings().kernel)
     except ColonyError as error:
         raise _fail(error, as_json) from None
 

@@ -9,9 +9,9 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
+from colony.cli.settings import command_settings
 from colony.errors import ColonyError
 from colony.sandbox.build import build_role_image, buildable_roles
-from colony.sandbox.config import SandboxConfig
 from colony.sandbox.docker_errors import DockerCall, docker_errors_translated
 from colony.sandbox.ownership import reap_orphans
 
@@ -35,7 +35,7 @@ def build(
 ) -> None:
     """Build role images from sandbox/images/<role>/ with the local engine (nothing is pulled)."""
     try:
-        config = SandboxConfig.from_env()
+        config = command_settings().sandbox
         roles = [role] if role else buildable_roles()
         client = _client(roles[0] if roles else "", "building images")
         for name in roles:
@@ -49,7 +49,7 @@ def build(
 def roles() -> None:
     """List the configured roles, their images, and whether each image is built here."""
     try:
-        config = SandboxConfig.from_env()
+        config = command_settings().sandbox
         client = _client("", "listing images")
         table = Table("role", "image", "built", "pids", "max memory GB", "max vCPU")
         for name, role in sorted(config.roles.items()):

@@ -5,17 +5,20 @@ from __future__ import annotations
 import asyncio
 import os
 import signal
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import typer
 from rich.console import Console
 
-from colony.cli.kernel_block import use_kernel_block
+from colony.cli.settings import serving_settings, settings_for_workers, settings_from_parent
 from colony.errors import ColonyError
-from colony.runtime import Runtime
+from colony.runtime import KernelProvider, Runtime
 
-__all__ = ["gateway", "mcp"]
+if TYPE_CHECKING:
+    from fastapi import FastAPI
+
+__all__ = ["gateway", "gateway_worker_app", "mcp"]
 
 
 def mcp(
@@ -29,8 +32,8 @@ def mcp(
     from colony.surfaces.mcp_server import build_mcp_server, run_stdio
 
     try:
-        use_kernel_block()  # the kernel the flows use, when a Prefect server keeps its block
-        runtime = Runtime(isolate_cpu_bound=True)
+        settings = serving_settings()  # the kernel and tools the flows use, when a Prefect server keeps the block
+        runtime = Runtime(kernels=KernelProvider(settings=settings.kernel), isolate_cpu_bound=True)
         notifier = ToolListNotifier()
         server = build_mcp_server(runtime, acting_for=agent, notifier=notifier)
     except ColonyError as error:
@@ -73,23 +76,23 @@ def gateway(
     """Serve the HTTP gateway: /v1/catalog, /v1/tool_call, /mcp, /health and the OpenAPI docs at /docs."""
     import uvicorn
 
-    from colony.surfaces.gateway import GatewaySettings, create_app
+    from colony.surfaces.gateway import create_app
     from colony.surfaces.gateway.protocol import server_options
 
     try:
-        use_kernel_block()  # into the environment, so every worker process builds the same kernel
-        settings = GatewaySettings.from_env(host=host, port=port)
-        app = create_app(settings)
+        loaded = serving_settings()
+        settings = loaded.gateway.with_options(host=host, port=port)
+        loaded = loaded.model_copy(update={"gateway": settings})
+        app = create_app(settings, kernel_settings=loaded.kernel)
     except ColonyError as error:
         Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
         raise typer.Exit(code=1) from None
     if workers == 1:
         uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", **server_options(settings))
         return
-    # Each worker builds its own app from the environment, so the options above travel there.
-    os.environ.update({"COLONY_GATEWAY_HOST": settings.host, "COLONY_GATEWAY_PORT": str(settings.port)})
+    settings_for_workers(loaded)  # each worker builds its app from these, not from a second load
     uvicorn.run(
-        "colony.surfaces.gateway:create_app",
+        "colony.cli.serve:gateway_worker_app",
         factory=True,
         workers=workers,
         host=settings.host,
@@ -97,3 +100,11 @@ def gateway(
         log_level="warning",
         **server_options(settings),
     )
+
+
+def gateway_worker_app() -> FastAPI:
+    """The app of one ``colony gateway --workers N`` process, on the settings its parent loaded."""
+    from colony.surfaces.gateway import create_app
+
+    settings = settings_from_parent()
+    return create_app(settings.gateway, kernel_settings=settings.kernel)

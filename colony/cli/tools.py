@@ -114,7 +114,8 @@ def call_tool(
     A held call prints its approval id and exits 2: approve it (`colony approvals approve ID`), then
     run the same command again with `--approval ID`.
     """
-    from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, Runtime
+    from colony.cli.settings import serving_settings
+    from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, KernelProvider, Runtime
 
     try:
         parsed = json.loads(arguments)
@@ -137,8 +138,13 @@ def call_tool(
         approval_id=approval,
     )
 
+    try:
+        settings = serving_settings()
+    except ColonyError as error:
+        raise _fail(error, as_json) from None
+
     async def run() -> Any:
-        runtime = Runtime()
+        runtime = Runtime(kernels=KernelProvider(settings=settings.kernel))
         try:
             return await runtime.call(request, LOCAL_OPERATOR)
         finally:

@@ -1,11 +1,12 @@
 """``colony up``: the Prefect server and UI, the HTTP gateway, and every Colony deployment served.
 
 Starts ``prefect server`` (UI included) unless ``PREFECT_API_URL`` already names a server,
-then the gateway (HTTP API and ``/mcp``) on loopback, creates the zombie-run and crash-recovery
-automations, and serves every deployment in this process until Ctrl-C or SIGTERM, which stop
-all of it. The servers are children that die with this process (``colony.cli.children``).
-Everything runs on the embedded defaults: SQLite for Prefect (under PREFECT_HOME) and for the
-kernel (COLONY_HOME).
+checks Colony's settings (that server's settings block, else ``COLONY_*``: what the gateway
+and every flow run load), then starts the gateway (HTTP API and ``/mcp``) on loopback,
+creates the zombie-run and crash-recovery automations, and serves every deployment in this
+process until Ctrl-C or SIGTERM, which stop all of it. The servers are children that die with
+this process (``colony.cli.children``). Everything runs on the embedded defaults: SQLite for
+Prefect (under PREFECT_HOME) and for the kernel (COLONY_HOME).
 """
 
 from __future__ import annotations
@@ -24,6 +25,8 @@ import typer
 from rich.console import Console
 
 from colony.cli.children import child_process
+from colony.cli.settings import command_settings
+from colony.errors import ColonyError
 
 console = Console(soft_wrap=True)
 BIN = Path(sys.executable).parent
@@ -50,6 +53,19 @@ def gateway(port: int) -> Iterator[str]:
     command = [str(BIN / "colony"), "gateway", "--host", GATEWAY_HOST, "--port", str(port)]
     with child_process("gateway", command, dict(os.environ), f"{url}/health"):
         yield url
+
+
+def _check_settings() -> None:
+    """Load Colony's settings as the gateway and the flow runs will (the server's block, else COLONY_*).
+
+    A bad variable or block is then one line before anything else starts, not a child that
+    exits or a failed run.
+    """
+    try:
+        command_settings()
+    except ColonyError as error:
+        Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
+        raise typer.Exit(code=1) from None
 
 
 def _interrupt_as_termination(signum: int, frame: FrameType | None) -> None:
@@ -86,15 +102,16 @@ def up(
         with contextlib.ExitStack() as stack:
             api_url = configured or stack.enter_context(prefect_server(host, port))
             os.environ["PREFECT_API_URL"] = api_url
-            gateway_url = stack.enter_context(gateway(gateway_port))
-            # Only the flow runs served below get these (not the servers started above).
-            os.environ.update(deployments_module.FLOW_RUN_ENV)
-            os.environ.setdefault("COLONY_GATEWAY_URL", gateway_url)  # named in a held run's reviewer artifact
             stack.enter_context(
                 temporary_settings(
                     {PREFECT_API_URL: api_url, PREFECT_FLOWS_HEARTBEAT_FREQUENCY: deployments_module.HEARTBEAT_SECONDS}
                 )
             )
+            _check_settings()  # what the gateway and every flow run below will load, checked once here
+            gateway_url = stack.enter_context(gateway(gateway_port))
+            # Only the flow runs served below get these (not the servers started above).
+            os.environ.update(deployments_module.FLOW_RUN_ENV)
+            os.environ.setdefault("COLONY_GATEWAY_URL", gateway_url)  # named in a held run's reviewer artifact
             ensure_automations()
             deployments = deployments_module.deployments(tick_interval_seconds=tick_interval)
             ui_url = api_url.removesuffix("/api")

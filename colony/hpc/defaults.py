@@ -1,4 +1,9 @@
-"""The process's HPC settings and client, each built once from ``COLONY_HPC_*``."""
+"""The process's HPC settings and client: the ones the composition root chose, else ``COLONY_HPC_*``.
+
+A command or flow that loaded Colony's settings (from a block or the environment) hands
+their ``hpc`` part to ``set_default_settings``, so every HPC tool the process creates
+uses them; a library user who chose nothing gets the environment's, read once.
+"""
 
 from __future__ import annotations
 
@@ -7,13 +12,23 @@ import functools
 from colony.hpc.client import HPCClient, HPCClientConfig
 from colony.hpc.settings import HPCSettings
 
-__all__ = ["default_client", "default_settings"]
+__all__ = ["default_client", "default_settings", "set_default_settings"]
+
+_chosen: HPCSettings | None = None
+
+
+def set_default_settings(settings: HPCSettings | None) -> None:
+    """Make ``settings`` the process's HPC settings (None: back to ``COLONY_HPC_*``)."""
+    global _chosen
+    _chosen = settings
+    default_settings.cache_clear()
+    default_client.cache_clear()
 
 
 @functools.cache
 def default_settings() -> HPCSettings:
-    """The process's HPC settings, read once from ``COLONY_HPC_*``."""
-    return HPCSettings()
+    """The process's HPC settings: the chosen ones, else read once from ``COLONY_HPC_*``."""
+    return _chosen if _chosen is not None else HPCSettings.from_env()
 
 
 @functools.cache

@@ -1,16 +1,20 @@
 """HPC configuration: a plain pydantic settings object, read from ``COLONY_HPC_*``.
 
-Deployments keep the same values in a Prefect Block (``blocks.hpc.HPCConfig``),
-which produces one of these; nothing in ``colony/`` imports the block.
+It is the ``hpc`` part of ``colony.settings.ColonySettings``, which deployments keep
+whole in a Prefect Block (``blocks.ColonyConfig``); nothing in ``colony/`` imports the block.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
-from pydantic import Field, SecretStr
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, SecretStr, ValidationError
+from pydantic_settings import SettingsConfigDict
+from pydantic_settings import SettingsError as EnvParseError
 
+from colony.environment import EnvironmentSettings
+from colony.errors import SettingsError
 from colony.spec import ResourceRequirements, SpecModel
 
 __all__ = ["HPCLimits", "HPCSettings"]
@@ -42,7 +46,7 @@ class HPCLimits(SpecModel):
         return found
 
 
-class HPCSettings(BaseSettings):
+class HPCSettings(EnvironmentSettings):
     """Where the HPC service is and what it may run; every field from ``COLONY_HPC_<FIELD>``."""
 
     model_config = SettingsConfigDict(env_prefix="COLONY_HPC_", env_nested_delimiter="__", extra="forbid")
@@ -62,7 +66,10 @@ class HPCSettings(BaseSettings):
         description='The service\'s token table, JSON: {"<token>": {"agent": "engineer-1", "capabilities": '
         '["tool:*"], "operator": false}}.',
     )
-    tokens_file: Path | None = Field(default=None, description="A file holding the service's token table (JSON).")
+    tokens_file: Path | None = Field(
+        default=None,
+        description="A file holding the service's token table (JSON); a path on each machine, never kept in a block.",
+    )
     bucket: str = Field(default="colony-hpc", description="S3 bucket for job records and artifacts.")
     job_queue: str = Field(default="colony-hpc", description="AWS Batch job queue jobs are submitted to.")
     job_definitions: dict[str, str] = Field(
@@ -87,3 +94,19 @@ class HPCSettings(BaseSettings):
         default=10_000, ge=1, le=10_000, description="Most presigned upload URLs one job's answer holds (S3: 10,000)."
     )
     request_timeout_seconds: float = Field(default=30.0, gt=0, description="Client timeout per HTTP request.")
+
+    @classmethod
+    def from_env(cls) -> HPCSettings:
+        """The settings from ``COLONY_HPC_*`` variables; a bad one is a SettingsError naming the variable."""
+        try:
+            return cls()
+        except EnvParseError as error:  # a structured variable (JSON) that does not parse
+            field = re.search(r'field "(\w+)"', str(error))
+            where = f"COLONY_HPC_{field.group(1).upper()}" if field else "COLONY_HPC_*"
+            raise SettingsError(f"invalid HPC settings: {where}: not valid JSON") from None
+        except ValidationError as error:
+            problems = "; ".join(
+                f"COLONY_HPC_{'__'.join(map(str, item['loc'])).upper()}: {item['msg']}"
+                for item in error.errors(include_url=False)
+            )
+            raise SettingsError(f"invalid HPC settings: {problems}") from None

@@ -1,4 +1,8 @@
-"""The kernel's configuration, read from ``COLONY_*`` environment variables."""
+"""The kernel's configuration, read from ``COLONY_*`` environment variables.
+
+It is the ``kernel`` part of ``colony.settings.ColonySettings``, which deployments keep
+whole in a Prefect Block.
+"""
 
 from __future__ import annotations
 
@@ -6,15 +10,16 @@ import tempfile
 from pathlib import Path
 
 from pydantic import Field, SecretStr, ValidationError
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic_settings import SettingsConfigDict
 
+from colony.environment import EnvironmentSettings
 from colony.errors import FieldError, KernelInputError, KernelStoreError
 from colony.kernel.models import AttestationMode
 
 __all__ = ["KernelSettings"]
 
 
-class KernelSettings(BaseSettings):
+class KernelSettings(EnvironmentSettings):
     """Where the kernel keeps its state and the limits it enforces.
 
     Every field reads ``COLONY_<FIELD>`` from the environment; an explicit keyword wins.
@@ -22,7 +27,10 @@ class KernelSettings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix="COLONY_", extra="forbid", frozen=True)
 
-    home: Path = Field(default=Path("~/.colony"), description="Directory holding the default SQLite database.")
+    home: Path = Field(
+        default=Path("~/.colony"),
+        description="Directory holding the default SQLite database; a path on each machine, never kept in a block.",
+    )
     database_url: str | None = Field(
         default=None,
         description="SQLAlchemy URL of the kernel's database; default: sqlite file `kernel.db` under `home`.",

@@ -10,26 +10,27 @@ import threading
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from colony.kernel import ColonyKernel
+    from colony.kernel import ColonyKernel, KernelSettings
 
 __all__ = ["KernelProvider"]
 
 
 class KernelProvider:
-    """Lazily creates the kernel (``ColonyKernel.from_env()``) the first time a call needs it."""
+    """Lazily creates the kernel (from ``settings``, else the environment) the first time a call needs it."""
 
-    def __init__(self, kernel: ColonyKernel | None = None) -> None:
+    def __init__(self, kernel: ColonyKernel | None = None, *, settings: KernelSettings | None = None) -> None:
         self._kernel = kernel
+        self._settings = settings
         self._lock = threading.Lock()
 
     def get(self) -> ColonyKernel:
-        """The shared kernel, created from the environment on the first call."""
+        """The shared kernel, created on the first call from the given settings or ``COLONY_*``."""
         if self._kernel is None:
             with self._lock:
                 if self._kernel is None:
                     from colony.kernel import ColonyKernel
 
-                    self._kernel = ColonyKernel.from_env()
+                    self._kernel = ColonyKernel(self._settings) if self._settings else ColonyKernel.from_env()
         return self._kernel
 
     def close(self) -> None:

@@ -41,7 +41,7 @@ class SandboxToolCapability(ToolCapability):
     """A tool that runs inside a Docker container of its ``sandbox_image_role``."""
 
     __abstract_tool__ = True
-    #: The image role (a key of the SandboxImages configuration) this tool's commands run in.
+    #: The image role (a key of the sandbox settings' roles) this tool's commands run in.
     sandbox_image_role: ClassVar[str]
     isolated: ClassVar[bool] = True
     retryable_errors: ClassVar[tuple[type[BaseException], ...]] = (SandboxUnavailableError,)

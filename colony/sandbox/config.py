@@ -2,8 +2,9 @@
 
 A tool names a role (``sandbox_image_role = "busybox"``), never an image. This
 module is the one place a role becomes an image: from ``COLONY_SANDBOX_IMAGES``
-(JSON, merged over the built-in table) by default, or from a ``SandboxImages``
-Prefect Block in deployments (``blocks/sandbox.py`` produces a ``SandboxConfig``).
+(JSON, merged over the built-in table) by default, or from the ``sandbox`` part of
+Colony's settings, which a command or flow loaded (from a Prefect block when one is
+configured) and chose with ``set_default_config``.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError,
 
 from colony.errors import SandboxError, UnknownSandboxRoleError
 
-__all__ = ["DEFAULT_ROLES", "ENV_VARIABLE", "ImageRole", "SandboxConfig"]
+__all__ = ["DEFAULT_ROLES", "ENV_VARIABLE", "ImageRole", "SandboxConfig", "default_config", "set_default_config"]
 
 ENV_VARIABLE = "COLONY_SANDBOX_IMAGES"
 
@@ -101,5 +102,19 @@ class SandboxConfig(BaseModel):
             known = ", ".join(sorted(self.roles)) or "none"
             raise UnknownSandboxRoleError(
                 f"no sandbox image is configured for role {name!r} (configured roles: {known}); "
-                f"add it to {ENV_VARIABLE} or the SandboxImages block"
+                f"add it to {ENV_VARIABLE} or to the sandbox roles of the settings block"
             ) from None
+
+
+_chosen: SandboxConfig | None = None
+
+
+def set_default_config(config: SandboxConfig | None) -> None:
+    """Make ``config`` the role table of every sandbox session this process opens (None: the environment's)."""
+    global _chosen
+    _chosen = config
+
+
+def default_config() -> SandboxConfig:
+    """The chosen role table, else ``COLONY_SANDBOX_IMAGES`` over the built-in roles."""
+    return _chosen if _chosen is not None else SandboxConfig.from_env()

@@ -30,7 +30,7 @@ from docker import errors as docker_errors
 from pydantic import ConfigDict, with_config
 from typing_extensions import TypedDict
 
-from colony.sandbox.config import SandboxConfig
+from colony.sandbox.config import SandboxConfig, default_config
 from colony.sandbox.docker_errors import DockerCall, docker_errors_translated
 from colony.sandbox.execution import ExecOutcome, run_exec
 from colony.sandbox.files import OUTPUT_DIR, CollectedFiles, collect_outputs, pack_call_directory
@@ -88,9 +88,9 @@ class SandboxSession:
 
     @property
     def config(self) -> SandboxConfig:
-        """The role table: the one given, else ``COLONY_SANDBOX_IMAGES`` over the built-in roles."""
+        """The role table: the one given, else the process's (``default_config``)."""
         if self._config is None:
-            self._config = SandboxConfig.from_env()
+            self._config = default_config()
         return self._config
 
     def client(self, call: DockerCall) -> Any:

@@ -1,6 +1,22 @@
-"""The HTTP gateway (seed 004): catalog, tool calls, MCP over streamable HTTP, capability tokens."""
+"""The HTTP gateway (seed 004): catalog, tool calls, MCP over streamable HTTP, capability tokens.
 
-from colony.surfaces.gateway.app import create_app
+``create_app`` (FastAPI and the MCP server with it) is imported on first use (PEP 562): reading
+the gateway's settings, as every command does through ``colony.settings``, needs neither.
+"""
+
+from typing import TYPE_CHECKING, Any
+
 from colony.surfaces.gateway.settings import GatewaySettings, Peer
 
+if TYPE_CHECKING:
+    from colony.surfaces.gateway.app import create_app
+
 __all__ = ["GatewaySettings", "Peer", "create_app"]
+
+
+def __getattr__(name: str) -> Any:
+    if name == "create_app":
+        from colony.surfaces.gateway.app import create_app
+
+        return create_app
+    raise AttributeError(f"module 'colony.surfaces.gateway' has no attribute {name!r}")

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import anyio
 import httpx
@@ -21,7 +21,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from colony.errors import ColonyError, field_errors, summarize
-from colony.runtime import Runtime
+from colony.runtime import KernelProvider, Runtime
 from colony.runtime.rate_limits import RateLimiter
 from colony.surfaces.definitions import catalog_record, served_definition
 from colony.surfaces.error_mapping import http_headers, http_status
@@ -38,6 +38,9 @@ from colony.surfaces.gateway.routing import Router
 from colony.surfaces.gateway.settings import GatewaySettings
 from colony.surfaces.gateway.throttle import McpCallLimits
 from colony.surfaces.mcp_server import AGENT_HEADER, build_mcp_server
+
+if TYPE_CHECKING:
+    from colony.kernel import KernelSettings
 
 __all__ = ["create_app"]
 
@@ -57,16 +60,23 @@ _ERROR_MEANINGS = {
 }
 
 
-def create_app(settings: GatewaySettings | None = None, runtime: Runtime | None = None) -> FastAPI:
+def create_app(
+    settings: GatewaySettings | None = None,
+    runtime: Runtime | None = None,
+    *,
+    kernel_settings: KernelSettings | None = None,
+) -> FastAPI:
     """The gateway app; ``settings`` default to the environment's, ``runtime`` to one the app owns.
 
     A runtime the app creates (and so its tool instances, sandbox containers included) is
-    shut down with the app; one passed in belongs to the caller.
+    shut down with the app; one passed in belongs to the caller. The app's own runtime builds
+    its kernel from ``kernel_settings`` (default: ``COLONY_*``).
     """
     settings = settings or GatewaySettings.from_env()
     settings.check_safe()
     owned = runtime is None
     runtime = runtime or Runtime(
+        kernels=KernelProvider(settings=kernel_settings),
         timeout_seconds=settings.call_timeout_seconds,
         max_argument_bytes=settings.max_argument_bytes,
         isolate_cpu_bound=True,

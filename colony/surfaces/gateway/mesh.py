@@ -90,7 +90,7 @@ class MeshCatalog:
         return PeerListing(peer, {"url": peer.url, "node": node, "status": "ok", "tools": len(records)}, records)
 
     async def _fetch(self, peer: Peer, url: str) -> _PeerCatalog:
-        headers = {"authorization": f"Bearer {peer.token}"} if peer.token else {}
+        headers = {"authorization": f"Bearer {peer.token.get_secret_value()}"} if peer.token else {}
         params = {"enrich": "true", "local": "true"}
         timeout = self.settings.peer_timeout_seconds
         async with self.http.stream("GET", url, params=params, headers=headers, timeout=timeout) as response:

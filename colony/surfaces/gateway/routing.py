@@ -149,7 +149,7 @@ class Router:
     async def _send(self, peer: Peer, method: str, path: str, **options: Any) -> httpx.Response:
         headers = dict(options.pop("headers", {}))
         if peer.token:
-            headers["authorization"] = f"Bearer {peer.token}"
+            headers["authorization"] = f"Bearer {peer.token.get_secret_value()}"
         try:
             return await self.http.request(
                 method, f"{peer.url}{path}", headers=headers, timeout=self.settings.peer_timeout_seconds, **options

@@ -1,14 +1,21 @@
-"""The gateway's settings, from the environment, and the rule that keeps it safe by default."""
+"""The gateway's settings, from the environment, and the rule that keeps it safe by default.
+
+They are the ``gateway`` part of ``colony.settings.ColonySettings``, which a deployment keeps
+whole in a Prefect block; so every secret here is a ``SecretStr`` (the token table as its JSON
+text, since a mapping's keys would show; a peer's token), which Prefect stores encrypted and
+shows obfuscated.
+"""
 
 from __future__ import annotations
 
 import ipaddress
 import json
 import os
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, SecretStr, ValidationError, field_validator
 
 from colony.errors import SurfaceError
 from colony.runtime.rate_limits import RateLimitSettings
@@ -19,6 +26,7 @@ from colony.surfaces.auth import (
     OpenAccess,
     TokenGrant,
     TokenTable,
+    parse_tokens,
     tokens_from_env,
 )
 from colony.surfaces.gateway.origins import normalize_origin
@@ -32,7 +40,7 @@ class Peer(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     url: str = Field(pattern=r"^https?://", description="Base URL of the peer gateway, e.g. http://10.0.0.2:8787.")
-    token: str | None = Field(default=None, description="Bearer token to present to the peer, if it needs one.")
+    token: SecretStr | None = Field(default=None, description="Bearer token to present to the peer, if it needs one.")
 
     @field_validator("url")
     @classmethod
@@ -47,9 +55,16 @@ class GatewaySettings(BaseModel):
 
     host: str = Field(default="127.0.0.1", description="Interface to bind; anything but loopback needs tokens.")
     port: int = Field(default=8787, ge=0, le=65535, description="TCP port to bind.")
-    tokens: dict[str, TokenGrant] = Field(default_factory=dict, description="Bearer token -> the principal it is.")
+    tokens: SecretStr = Field(
+        default=SecretStr(""),
+        description='Static bearer tokens, JSON: {"<token>": {"agent": "engineer-1", "capabilities": ["tool:*"], '
+        '"operator": false}}; empty for none. A mapping of token to grant is accepted too.',
+    )
     jwks_url: str | None = Field(default=None, description="JWKS URL for OAuth 2.1 bearer JWTs (production auth).")
-    jwks_file: str | None = Field(default=None, description="A JWKS document on disk, instead of a URL.")
+    jwks_file: str | None = Field(
+        default=None,
+        description="A JWKS document on disk, instead of a URL; a path on each machine, never kept in a block.",
+    )
     jwt_audience: str | None = Field(
         default=None, description="This server's resource URL: a JWT's 'aud' must name it (RFC 8707)."
     )
@@ -84,6 +99,26 @@ class GatewaySettings(BaseModel):
         default_factory=RateLimitSettings, description="Per-principal call rates and concurrency, per tool."
     )
 
+    @field_validator("tokens", mode="before")
+    @classmethod
+    def _table_as_text(cls, tokens: Any) -> Any:
+        if isinstance(tokens, Mapping):
+            grants = {
+                token: grant.model_dump() if isinstance(grant, BaseModel) else grant for token, grant in tokens.items()
+            }
+            return json.dumps(grants)
+        return tokens
+
+    @field_validator("tokens")
+    @classmethod
+    def _table_parses(cls, tokens: SecretStr) -> SecretStr:
+        if tokens.get_secret_value().strip():
+            try:
+                parse_tokens(tokens.get_secret_value(), "tokens")
+            except SurfaceError as error:
+                raise ValueError(str(error)) from None
+        return tokens
+
     @field_validator("allowed_hosts")
     @classmethod
     def _hosts_lowercase(cls, hosts: list[str]) -> list[str]:
@@ -105,6 +140,11 @@ class GatewaySettings(BaseModel):
         """The name this node reports."""
         return self.node_id or f"{self.host}:{self.port}"
 
+    def token_table(self) -> dict[str, TokenGrant]:
+        """The static bearer tokens, each with the principal it stands for (empty: none)."""
+        text = self.tokens.get_secret_value()
+        return parse_tokens(text, "gateway tokens") if text.strip() else {}
+
     @property
     def uses_jwt(self) -> bool:
         """Whether callers authenticate with OAuth bearer JWTs."""
@@ -112,8 +152,9 @@ class GatewaySettings(BaseModel):
 
     def authenticator(self) -> Authenticator:
         """Who may call: JWTs against a JWKS, a static token table, or (neither) open to this machine."""
+        tokens = self.token_table()
         if self.uses_jwt:
-            if self.tokens:
+            if tokens:
                 raise SurfaceError("configure either JWT authentication or static tokens, not both")
             if not self.jwt_audience:
                 raise SurfaceError("JWT authentication needs COLONY_GATEWAY_JWT_AUDIENCE (this server's URL)")
@@ -126,13 +167,13 @@ class GatewaySettings(BaseModel):
             return JwtAuthenticator(
                 JwtSettings(audience=self.jwt_audience, jwks_url=self.jwks_url, jwks=jwks, issuer=self.jwt_issuer)
             )
-        if self.tokens:
-            return TokenTable(self.tokens)
+        if tokens:
+            return TokenTable(tokens)
         return OpenAccess()
 
     def check_safe(self) -> None:
         """Refuse to listen beyond loopback without tokens: an open gateway is for this machine only."""
-        if not is_loopback(self.host) and not self.tokens and not self.uses_jwt:
+        if not is_loopback(self.host) and not self.token_table() and not self.uses_jwt:
             raise SurfaceError(
                 f"refusing to bind {self.host}: a gateway reachable from other machines needs bearer tokens "
                 "(set COLONY_GATEWAY_TOKENS or COLONY_GATEWAY_TOKENS_FILE)"
@@ -179,13 +220,25 @@ class GatewaySettings(BaseModel):
         tokens = tokens_from_env()
         if tokens:
             values["tokens"] = tokens
-        values.update({key: value for key, value in overrides.items() if value is not None})
+        return cls._validated(values, overrides)
+
+    def with_options(self, **options: Any) -> GatewaySettings:
+        """These settings with the command's options (those not None) in their place, validated."""
+        return self._validated(self.model_dump(), options)
+
+    @classmethod
+    def _validated(cls, values: dict[str, Any], overrides: dict[str, Any]) -> GatewaySettings:
+        values = values | {key: value for key, value in overrides.items() if value is not None}
         try:
             return cls.model_validate(values)
         except ValidationError as error:
             detail = error.errors(include_url=False)[0]
             where = ".".join(str(part) for part in detail["loc"])
             raise SurfaceError(f"gateway setting {where}: {detail['msg']}") from None
+
+
+def _plain(grant: Any) -> Any:
+    return grant.model_dump() if isinstance(grant, BaseModel) else grant
 
 
 def is_loopback(host: str) -> bool:

@@ -38,7 +38,7 @@ def api(prefect_server: PrefectServer) -> Iterator[PrefectServer]:
 def colony_deploy(server: PrefectServer, home: Path) -> str:
     result = subprocess.run(
         [str(BIN / "colony"), "deploy"],
-        env=server.env(COLONY_HOME=str(home), COLONY_KERNEL_BLOCK=BLOCK, COLONY_BUDGET_LLM_CALLS="42"),
+        env=server.env(COLONY_HOME=str(home), COLONY_SETTINGS_BLOCK=BLOCK, COLONY_BUDGET_LLM_CALLS="42"),
         capture_output=True,
         text=True,
         timeout=600,
@@ -57,17 +57,17 @@ def test_deploy_twice_leaves_one_of_everything(api: PrefectServer, tmp_path: Pat
             pool = client.read_work_pool(WORK_POOL)
             [automation] = client.read_automations_by_name(ZOMBIE_AUTOMATION)
             deployed = [client.read_deployment_by_name(name) for name in DEPLOYMENTS]
-            block = client.read_block_document_by_name(BLOCK, block_type_slug="colony-kernel-config")
+            block = client.read_block_document_by_name(BLOCK, block_type_slug="colony-config")
         finally:  # leave the server as found, for the tests that serve the same deployments
             for name in DEPLOYMENTS:
                 client.delete_deployment(client.read_deployment_by_name(name).id)
-            client.delete_block_document(client.read_block_document_by_name(BLOCK, "colony-kernel-config").id)
+            client.delete_block_document(client.read_block_document_by_name(BLOCK, "colony-config").id)
     assert pool.type == "process"
     assert "prefect.flow-run.Suspended" in automation.trigger.expect  # type: ignore[union-attr]
     for deployment in deployed:
         assert deployment.work_pool_name == WORK_POOL
         assert deployment.job_variables == {"env": FLOW_RUN_ENV}  # heartbeats and the detachable console
-    assert block.data["budget_llm_calls"] == 42  # saved from this environment's settings
+    assert block.data["settings"]["kernel"]["budget_llm_calls"] == 42  # saved from this environment's settings
 
 
 @pytest.mark.parametrize(
