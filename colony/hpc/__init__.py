@@ -1,23 +1,59 @@
-"""HPC tools on AWS Batch: the REST service, its client, the capability base, the job cycle and its runners."""
+"""HPC tools on AWS Batch: the REST service, its client, the capability base, the job cycle and its runners.
 
-from colony.hpc.capability import HPCToolCapability
-from colony.hpc.client import HPCClient, HPCClientConfig
-from colony.hpc.cycle import InputArtifact, PollPolicy, job_name, poll_until_done, upload_inputs
-from colony.hpc.hooks import InputArtifactDescriptor
-from colony.hpc.job import HPCJob
-from colony.hpc.models import (
-    ArtifactDescriptor,
-    JobCreated,
-    JobRecord,
-    JobRequest,
-    JobState,
-    JobStatus,
-    OutputArtifact,
-    UploadTarget,
-)
-from colony.hpc.runner import InProcessJobRunner, JobRunner, default_job_runner, set_default_job_runner
-from colony.hpc.service import create_app
-from colony.hpc.settings import HPCLimits, HPCSettings
+Names are imported on first use (PEP 562): reading the HPC settings, as every command does
+through ``colony.settings``, needs neither FastAPI (the service) nor boto3 (the backend).
+"""
+
+from importlib import import_module
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from colony.hpc.capability import HPCToolCapability
+    from colony.hpc.client import HPCClient, HPCClientConfig
+    from colony.hpc.cycle import InputArtifact, PollPolicy, job_name, poll_until_done, upload_inputs
+    from colony.hpc.hooks import InputArtifactDescriptor
+    from colony.hpc.job import HPCJob
+    from colony.hpc.models import (
+        ArtifactDescriptor,
+        JobCreated,
+        JobRecord,
+        JobRequest,
+        JobState,
+        JobStatus,
+        OutputArtifact,
+        UploadTarget,
+    )
+    from colony.hpc.runner import InProcessJobRunner, JobRunner, default_job_runner, set_default_job_runner
+    from colony.hpc.service import create_app
+    from colony.hpc.settings import HPCLimits, HPCSettings
+
+_MODULE_OF = {
+    "ArtifactDescriptor": "colony.hpc.models",
+    "HPCClient": "colony.hpc.client",
+    "HPCClientConfig": "colony.hpc.client",
+    "HPCJob": "colony.hpc.job",
+    "HPCLimits": "colony.hpc.settings",
+    "HPCSettings": "colony.hpc.settings",
+    "HPCToolCapability": "colony.hpc.capability",
+    "InProcessJobRunner": "colony.hpc.runner",
+    "InputArtifact": "colony.hpc.cycle",
+    "InputArtifactDescriptor": "colony.hpc.hooks",
+    "JobCreated": "colony.hpc.models",
+    "JobRecord": "colony.hpc.models",
+    "JobRequest": "colony.hpc.models",
+    "JobRunner": "colony.hpc.runner",
+    "JobState": "colony.hpc.models",
+    "JobStatus": "colony.hpc.models",
+    "OutputArtifact": "colony.hpc.models",
+    "PollPolicy": "colony.hpc.cycle",
+    "UploadTarget": "colony.hpc.models",
+    "create_app": "colony.hpc.service",
+    "default_job_runner": "colony.hpc.runner",
+    "job_name": "colony.hpc.cycle",
+    "poll_until_done": "colony.hpc.cycle",
+    "set_default_job_runner": "colony.hpc.runner",
+    "upload_inputs": "colony.hpc.cycle",
+}
 
 __all__ = [
     "ArtifactDescriptor",
@@ -46,3 +82,12 @@ __all__ = [
     "set_default_job_runner",
     "upload_inputs",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'colony.hpc' has no attribute {name!r}")
+    value = getattr(import_module(module), name)
+    globals()[name] = value
+    return value

@@ -8,9 +8,12 @@ uses them; a library user who chose nothing gets the environment's, read once.
 from __future__ import annotations
 
 import functools
+from typing import TYPE_CHECKING
 
-from colony.hpc.client import HPCClient, HPCClientConfig
 from colony.hpc.settings import HPCSettings
+
+if TYPE_CHECKING:
+    from colony.hpc.client import HPCClient
 
 __all__ = ["default_client", "default_settings", "set_default_settings"]
 
@@ -34,6 +37,8 @@ def default_settings() -> HPCSettings:
 @functools.cache
 def default_client() -> HPCClient:
     """The process's HPC client, built once from the configured endpoint."""
+    from colony.hpc.client import HPCClient, HPCClientConfig  # httpx: only where a job is sent
+
     settings = default_settings()
     return HPCClient(
         HPCClientConfig(
