@@ -132,7 +132,8 @@ class RateLimiter:
         """How many calls of ``tool`` by ``principal`` hold a slot now."""
         return self._running.get((principal, tool), 0)
 
-    def _admit(self, principal: str, tool: str) -> None:
+    def admit(self, principal: str, tool: str) -> None:
+        """Take ``principal``'s tokens and a concurrency slot for one call of ``tool``, or raise RateLimitedError."""
         limit = self.settings.for_tool(tool)
         key = (principal, tool)
         now = self._clock()
@@ -161,7 +162,8 @@ class RateLimiter:
         per_tool.tokens -= 1
         self._running[key] = running + 1
 
-    def _release(self, principal: str, tool: str) -> None:
+    def release(self, principal: str, tool: str) -> None:
+        """Free the concurrency slot an admitted call of ``tool`` held."""
         key = (principal, tool)
         left = self._running.get(key, 0) - 1
         if left > 0:
@@ -203,9 +205,9 @@ class _Permit:
         self._tool = tool
 
     async def __aenter__(self) -> None:
-        self._limiter._admit(self._principal, self._tool)
+        self._limiter.admit(self._principal, self._tool)
 
     async def __aexit__(
         self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
     ) -> None:
-        self._limiter._release(self._principal, self._tool)
+        self._limiter.release(self._principal, self._tool)

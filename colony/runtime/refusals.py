@@ -22,9 +22,9 @@ from __future__ import annotations
 import logging
 import threading
 import time
-from collections.abc import AsyncIterator, Callable
-from contextlib import asynccontextmanager
+from collections.abc import Callable
 from dataclasses import dataclass
+from types import TracebackType
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -98,15 +98,9 @@ class RefusalRecorder:
             found.count += 1
             found.last_at = now
 
-    @asynccontextmanager
-    async def forbidden(self, who: str, on_behalf: str | None, what: str) -> AsyncIterator[None]:
-        """Count a permission or identity refusal (403) raised inside, then let it go on."""
-        try:
-            yield
-        except (CapabilityDeniedError, IdentityError) as error:
-            self.note(who, on_behalf, what, 403, str(error))
-            await self.flush_if_due()
-            raise
+    def forbidden(self, who: str, on_behalf: str | None, what: str) -> CountForbidden:
+        """An async context manager: count a permission or identity refusal (403) raised inside, then let it go on."""
+        return CountForbidden(self, who, on_behalf, what)
 
     def due(self) -> bool:
         """Whether refusals are waiting and the last flush is at least ``interval_seconds`` old."""
@@ -175,3 +169,25 @@ def _record(key: _Key, count: _Count) -> Any:
     if count.clients is not None:
         detail["callers"] = sorted(count.clients)
     return refusal_record(who, on_behalf, what, status, count.error, **detail)
+
+
+class CountForbidden:
+    """See :meth:`RefusalRecorder.forbidden` (a class, not a generator: it wraps every call on the hot path)."""
+
+    __slots__ = ("_on_behalf", "_recorder", "_what", "_who")
+
+    def __init__(self, recorder: RefusalRecorder, who: str, on_behalf: str | None, what: str) -> None:
+        self._recorder = recorder
+        self._who = who
+        self._on_behalf = on_behalf
+        self._what = what
+
+    async def __aenter__(self) -> None:
+        return None
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        if isinstance(error, CapabilityDeniedError | IdentityError):
+            self._recorder.note(self._who, self._on_behalf, self._what, 403, str(error))
+            await self._recorder.flush_if_due()

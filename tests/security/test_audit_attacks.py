@@ -120,6 +120,15 @@ def test_401_403_and_429_are_recorded_with_who_and_for_whom(gateway: Gateway) ->
     assert sum(e.detail["count"] for e in limited) == 2
 
 
+def test_a_forwarded_for_header_cannot_put_another_address_in_the_log(gateway: Gateway) -> None:
+    """No proxy is trusted unless the operator names it (COLONY_GATEWAY_TRUSTED_PROXIES), loopback included."""
+    convert = {"tool_name": "unit_convert", "tool_args": CONVERT}
+    forged = {"x-forwarded-for": "203.0.113.9", "x-forwarded-proto": "https"}
+    assert gateway.call(None, convert, **forged).status_code == 401
+    clients = {entry.detail["client"] for entry in refusals(gateway.stopped_log(), "unauthenticated")}
+    assert clients == {"127.0.0.1"}
+
+
 def test_hammering_a_limit_writes_one_entry_a_second_not_one_a_request(gateway: Gateway) -> None:
     convert = {"tool_name": "unit_convert", "tool_args": CONVERT}
     with httpx.Client(headers={"authorization": "Bearer convert-token"}, timeout=30) as client:

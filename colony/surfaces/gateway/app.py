@@ -33,7 +33,7 @@ from colony.surfaces.gateway.mcp_methods import StatelessMcpMethods
 from colony.surfaces.gateway.mesh import merge
 from colony.surfaces.gateway.models import ToolCallRequest, ToolCallResponse
 from colony.surfaces.gateway.origins import OriginPolicy, TransportGuardMiddleware
-from colony.surfaces.gateway.refused import CountUnauthenticated, admitted
+from colony.surfaces.gateway.refused import Admitted, CountUnauthenticated
 from colony.surfaces.gateway.routing import Router
 from colony.surfaces.gateway.settings import GatewaySettings
 from colony.surfaces.gateway.throttle import McpCallLimits
@@ -116,7 +116,7 @@ def create_app(
         principal = authenticator.authenticate(headers.get("authorization"))
         body = _parse_tool_call(raw)
         agent = (headers.get(AGENT_HEADER) or "").strip() or None
-        async with admitted(limiter, runtime.refusals, principal, body.tool_name, agent):
+        async with Admitted(limiter, runtime.refusals, principal, body.tool_name, agent):
             routed = await router.call(body, principal, agent)
         if routed.held and routed.approval is not None:
             links = approval_links(routed.approval["approval_id"])

@@ -155,10 +155,18 @@ class HeadWithBody:
 
 
 def server_options(settings: GatewaySettings) -> dict[str, Any]:
-    """Keyword arguments for ``uvicorn.run`` that apply the gateway's connection limits."""
+    """Keyword arguments for ``uvicorn.run`` that apply the gateway's connection limits.
+
+    X-Forwarded-* headers are read only from the proxies the operator names: uvicorn would
+    otherwise believe them from any loopback client, which could then put any address in
+    the audit log. No ``server`` header names what serves the gateway.
+    """
     return {
         "http": GatewayHttpProtocol,
         "timeout_keep_alive": settings.header_timeout_seconds,
         "h11_max_incomplete_event_size": settings.max_header_bytes,
         "limit_concurrency": settings.max_connections,
+        "proxy_headers": bool(settings.trusted_proxies),
+        "forwarded_allow_ips": settings.trusted_proxies or None,
+        "server_header": False,
     }

@@ -10,8 +10,7 @@ caller hammering a limit costs the database one entry per second, not one per re
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
+from types import TracebackType
 
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -20,7 +19,7 @@ from colony.runtime.principal import Principal
 from colony.runtime.rate_limits import RateLimiter
 from colony.runtime.refusals import ANONYMOUS, RefusalRecorder
 
-__all__ = ["CountUnauthenticated", "admitted"]
+__all__ = ["Admitted", "CountUnauthenticated"]
 
 
 class CountUnauthenticated:
@@ -51,18 +50,37 @@ class CountUnauthenticated:
             await self.refusals.flush_if_due()  # after the answer was sent
 
 
-@asynccontextmanager
-async def admitted(
-    limiter: RateLimiter, refusals: RefusalRecorder, principal: Principal, tool: str, on_behalf: str | None = None
-) -> AsyncIterator[None]:
-    """Hold ``principal``'s permit for ``tool``; a refusal at the door (429) is counted, then raised."""
-    entered = False
-    try:
-        async with limiter.acquire(principal.agent_id, tool):
-            entered = True
-            yield
-    except RateLimitedError as error:
-        if not entered:
-            refusals.note(principal.agent_id, on_behalf, f"call {tool}", 429, str(error))
-            await refusals.flush_if_due()
-        raise
+class Admitted:
+    """Hold ``principal``'s permit for ``tool``; a refusal at the door (429) is counted, then raised.
+
+    A class, not a generator-based context manager: it wraps every call on the hot path.
+    """
+
+    __slots__ = ("_limiter", "_on_behalf", "_principal", "_refusals", "_tool")
+
+    def __init__(
+        self,
+        limiter: RateLimiter,
+        refusals: RefusalRecorder,
+        principal: Principal,
+        tool: str,
+        on_behalf: str | None = None,
+    ) -> None:
+        self._limiter = limiter
+        self._refusals = refusals
+        self._principal = principal.agent_id
+        self._tool = tool
+        self._on_behalf = on_behalf
+
+    async def __aenter__(self) -> None:
+        try:
+            self._limiter.admit(self._principal, self._tool)
+        except RateLimitedError as error:
+            self._refusals.note(self._principal, self._on_behalf, f"call {self._tool}", 429, str(error))
+            await self._refusals.flush_if_due()
+            raise
+
+    async def __aexit__(
+        self, kind: type[BaseException] | None, error: BaseException | None, trace: TracebackType | None
+    ) -> None:
+        self._limiter.release(self._principal, self._tool)

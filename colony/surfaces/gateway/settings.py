@@ -87,6 +87,11 @@ class GatewaySettings(BaseModel):
     allowed_origins: list[str] = Field(
         default_factory=list, description="Origins accepted beyond this gateway's own (scheme://host[:port], exact)."
     )
+    trusted_proxies: list[str] = Field(
+        default_factory=list,
+        description="Addresses of reverse proxies whose X-Forwarded-For and -Proto are believed (none by default: "
+        "a caller cannot name another client address for the audit log).",
+    )
     header_timeout_seconds: int = Field(
         default=5, ge=1, le=300, description="Time a connection has to send each request head; also the idle limit."
     )
@@ -209,6 +214,7 @@ class GatewaySettings(BaseModel):
             ("allowed_hosts", "ALLOWED_HOSTS"),
             ("allowed_origins", "ALLOWED_ORIGINS"),
             ("authorization_servers", "AUTHORIZATION_SERVERS"),
+            ("trusted_proxies", "TRUSTED_PROXIES"),
         )
         for field, suffix in lists:
             if env.get(f"COLONY_GATEWAY_{suffix}"):

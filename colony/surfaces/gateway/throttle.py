@@ -21,7 +21,7 @@ from colony.runtime.principal import Principal
 from colony.runtime.rate_limits import RateLimiter
 from colony.runtime.refusals import RefusalRecorder
 from colony.surfaces.error_mapping import http_headers, http_status, mcp_error
-from colony.surfaces.gateway.refused import admitted
+from colony.surfaces.gateway.refused import Admitted
 from colony.surfaces.gateway.replies import send_json
 from colony.surfaces.mcp_server import PRINCIPAL_STATE
 
@@ -54,7 +54,7 @@ class McpCallLimits:
         tool, request_id = call
         entered = False
         try:
-            async with admitted(self.limiter, self.refusals, principal, tool):
+            async with Admitted(self.limiter, self.refusals, principal, tool):
                 entered = True
                 await self.app(scope, replayed, send)
         except RateLimitedError as error:

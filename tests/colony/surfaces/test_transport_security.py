@@ -36,3 +36,13 @@ def test_operator_allowed_hosts(monkeypatch: pytest.MonkeyPatch) -> None:
     with TestClient(app, base_url="http://colony.internal:8787") as client:
         assert client.post("/mcp", json=LISTING).status_code == 200
         assert client.post("/mcp", json=LISTING, headers={"Host": "colony.evil:8787"}).status_code == 421
+
+
+def test_forwarded_headers_are_believed_only_from_named_proxies(monkeypatch: pytest.MonkeyPatch) -> None:
+    from colony.surfaces.gateway.protocol import server_options
+
+    closed = server_options(GatewaySettings.from_env())
+    assert (closed["proxy_headers"], closed["forwarded_allow_ips"], closed["server_header"]) == (False, None, False)
+    monkeypatch.setenv("COLONY_GATEWAY_TRUSTED_PROXIES", "10.0.0.7, 10.0.0.8")
+    behind = server_options(GatewaySettings.from_env())
+    assert (behind["proxy_headers"], behind["forwarded_allow_ips"]) == (True, ["10.0.0.7", "10.0.0.8"])
