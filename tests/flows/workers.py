@@ -46,7 +46,8 @@ class Worker:
         self.process = subprocess.Popen(
             [sys.executable, "-m", "tests.flows.serve_runner", name],
             cwd=REPO,
-            env={**api.env(), "PREFECT_HOME": str(home)},
+            # Polled every second, not every ten: a run (or a resumed one) starts without a test waiting on it.
+            env={**api.env(), "PREFECT_HOME": str(home), "PREFECT_RUNNER_POLL_FREQUENCY": "1"},
             stdout=self.log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
