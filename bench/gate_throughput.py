@@ -28,8 +28,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[1]
 BASELINE = os.environ.get("COLONY_BENCH_BASELINE", "0678819")
 PROCESSES = (1, 2, 4, 8)
-PROPOSALS = 1200  # in total, split over the processes
-BUDGET = 800.0
+PROPOSALS = 3000  # in total, split over the processes
+BUDGET = 2000.0
 
 # Run by ``python -c`` with the checkout under test first on sys.path; uses only the kernel's public API.
 _WORKER = r"""

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hashlib
 import hmac
 import json
 import secrets
@@ -30,6 +29,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from colony.errors import AttestationError
 from colony.kernel.models import RecordOutcomeRequest
+from colony.kernel.reservations import SETTLING
 from colony.kernel.store import Pending, Prepared, tables
 
 __all__ = ["Attestor", "Claims"]
@@ -45,7 +45,7 @@ _CONSUME = Prepared(
     .where(_P.c.consumed_at.is_(None))
     .where(_P.c.reservation == literal_column("'open'"))
     .values(consumed_at=bindparam("now"), reservation=literal_column("'settled'"))
-    .returning(*_P.c)
+    .returning(*SETTLING)
 )
 _ISSUED = Prepared(select(_P.c.token_nonce, _P.c.reservation).where(_P.c.proposal_id == bindparam("proposal")))
 
@@ -85,7 +85,7 @@ class Attestor:
         self.ttl_seconds = ttl_seconds
 
     def _mac(self, payload: str) -> str:
-        return _b64(hmac.new(self._key, payload.encode("ascii"), hashlib.sha256).digest())
+        return _b64(hmac.digest(self._key, payload.encode("ascii"), "sha256"))
 
     def issue(self, proposal_id: str, agent_id: str, action_type: str, target: str, now: float) -> Claims:
         """Fresh claims for an EXECUTE verdict (the caller stores the nonce with the proposal)."""

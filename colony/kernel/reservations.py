@@ -28,7 +28,7 @@ from colony.kernel.models import ConsequenceKind, ConsequenceRecord
 from colony.kernel.roles import RoleAdapter
 from colony.kernel.store import Prepared, tables
 
-__all__ = ["EARLIEST_EXPIRY", "OPEN", "Reservations", "held_by"]
+__all__ = ["EARLIEST_EXPIRY", "OPEN", "SETTLING", "Reservations", "held_by"]
 
 _P = tables.proposals
 OPEN, SETTLED, EXPIRED = "open", "settled", "expired"
@@ -53,12 +53,14 @@ _MATCH = Prepared(
     .limit(1)
     .with_for_update(skip_locked=True)
 )
+# What settling a reservation needs of its proposal: which it was, its period and what it held.
+SETTLING = (_P.c.proposal_id, _P.c.period, *(_P.c[f"reserved_{name}"] for name in BUDGET_DIMENSIONS))
 _TAKE = Prepared(
     update(_P)
     .where(_P.c.proposal_id == bindparam("proposal"))
     .where(_IS_OPEN)
     .values(reservation=literal_column(f"'{SETTLED}'"), consumed_at=bindparam("now"))
-    .returning(*_P.c)
+    .returning(*SETTLING)
 )
 
 
