@@ -72,7 +72,13 @@ def test_colony_up_serves_the_deployments_and_runs_them(api: PrefectServer, tmp_
         [str(BIN / "colony"), "up", "--tick-interval", "3600", "--gateway-port", str(gateway_port)],
         cwd=REPO,
         # The gateway child imports the catalog's test doubles (tests.doubles) from the checkout.
-        env=api.env(COLONY_HOME=str(home), COLONY_REPO_ROOT=str(doubles_root), PYTHONPATH=str(REPO)),
+        # Runs are polled for every second, not every ten: the test waits on three of them in turn.
+        env=api.env(
+            COLONY_HOME=str(home),
+            COLONY_REPO_ROOT=str(doubles_root),
+            PYTHONPATH=str(REPO),
+            PREFECT_RUNNER_POLL_FREQUENCY="1",
+        ),
         stdout=log,
         stderr=subprocess.STDOUT,
         start_new_session=True,
