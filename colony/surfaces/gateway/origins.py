@@ -144,6 +144,10 @@ class TransportGuardMiddleware:
         self.app = app
         self.policy = policy
         self.jsonrpc_paths = jsonrpc_paths
+        # Raw header values (with the scheme and local address) already admitted: a client repeats them on
+        # every request, so the decoding and the checks run once per combination. Bounded; only admitted
+        # combinations are kept, so a caller cannot grow it with refused ones.
+        self._admitted: set[tuple[Any, ...]] = set()
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or await self.admits(scope, send):
@@ -160,16 +164,36 @@ class TransportGuardMiddleware:
 
     def refusal(self, scope: Scope) -> tuple[int, str] | None:
         """The status and message an HTTP request is refused with, or None when it may go on."""
-        host = origin = content_type = None
+        raw_host = raw_origin = raw_type = None
         for name, value in scope["headers"]:
             if name == b"host":
-                host = value.decode("latin-1")
+                raw_host = value
             elif name == b"origin":
-                origin = value.decode("latin-1")
+                raw_origin = value
             elif name == b"content-type":
-                content_type = value.decode("latin-1")
+                raw_type = value
         scheme = scope.get("scheme", "http")
         server = scope.get("server")
+        key = (raw_host, raw_origin, raw_type, scope["method"] == "POST", scheme, tuple(server) if server else None)
+        if key in self._admitted:
+            return None
+        refused = self._check(scope, raw_host, raw_origin, raw_type, scheme, server)
+        if refused is None and len(self._admitted) < _ADMITTED_KEPT:
+            self._admitted.add(key)
+        return refused
+
+    def _check(
+        self,
+        scope: Scope,
+        raw_host: bytes | None,
+        raw_origin: bytes | None,
+        raw_type: bytes | None,
+        scheme: str,
+        server: tuple[str, int | None] | None,
+    ) -> tuple[int, str] | None:
+        host = raw_host.decode("latin-1") if raw_host is not None else None
+        origin = raw_origin.decode("latin-1") if raw_origin is not None else None
+        content_type = raw_type.decode("latin-1") if raw_type is not None else None
         if not self.policy.host_allowed(host, scheme, server):
             return (
                 421,
@@ -187,6 +211,9 @@ class TransportGuardMiddleware:
         if scope["method"] == "POST" and _media_type(content_type) != "application/json":
             return 415, f"POST {scope['path']} needs Content-Type: application/json, not {content_type or 'none'}"
         return None
+
+
+_ADMITTED_KEPT = 256
 
 
 def _media_type(content_type: str | None) -> str:

@@ -46,3 +46,13 @@ def test_forwarded_headers_are_believed_only_from_named_proxies(monkeypatch: pyt
     monkeypatch.setenv("COLONY_GATEWAY_TRUSTED_PROXIES", "10.0.0.7, 10.0.0.8")
     behind = server_options(GatewaySettings.from_env())
     assert (behind["proxy_headers"], behind["forwarded_allow_ips"]) == (True, ["10.0.0.7", "10.0.0.8"])
+
+
+def test_a_remembered_admission_never_admits_a_post_without_json() -> None:
+    client = TestClient(create_app(GatewaySettings(port=8787)), base_url="http://127.0.0.1:8787")
+    assert client.get("/v1/tool_call").status_code == 405  # past the guard: this Host, a GET, no Content-Type
+    answer = client.post("/v1/tool_call", content=b"{}")  # no Content-Type at all, as the GET had none
+    assert answer.status_code == 415
+    for _ in range(2):  # the same POST, admitted once, is admitted again; a foreign Host still is not
+        assert client.post("/v1/tool_call", json={"tool_name": "unit_convert", "tool_args": {}}).status_code != 415
+    assert client.get("/health", headers={"host": "evil.example"}).status_code == 421
