@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, TypeVar, cast
 import httpx
 from pydantic import ValidationError
 
-from colony.errors import SettingsError
+from colony.errors import SettingsError, field_errors, summarize
 from colony.settings import ColonySettings
 
 if TYPE_CHECKING:
@@ -65,10 +65,8 @@ def load_settings(block: str | None = None) -> ColonySettings:
             "start that server, or unset PREFECT_API_URL to use the COLONY_* environment alone"
         ) from None
     except ValidationError as error:
-        detail = error.errors(include_url=False)[0]
-        where = ".".join(str(part) for part in detail["loc"])
         raise SettingsError(
-            f"the settings block {name!r} at {api_url} holds a bad value: {where}: {detail['msg']}"
+            f"the settings block {name!r} at {api_url} holds a bad value: {summarize(field_errors(error))}"
         ) from None
     if found is not None:
         return found

@@ -55,8 +55,15 @@ def settings_for_workers(settings: ColonySettings) -> None:
 
 def settings_from_parent() -> ColonySettings:
     """In a worker process: the settings its parent handed over, made this process's defaults."""
+    from colony.errors import SettingsError
     from colony.settings import ColonySettings, use_settings
 
-    settings = ColonySettings.model_validate_json(os.environ[WORKER_SETTINGS_VARIABLE])
+    handed = os.environ.get(WORKER_SETTINGS_VARIABLE)
+    if not handed:
+        raise SettingsError(
+            f"{WORKER_SETTINGS_VARIABLE} is not set: gateway workers are started by `colony gateway --workers N`, "
+            "which hands them its settings"
+        )
+    settings = ColonySettings.model_validate_json(handed)
     use_settings(settings)
     return settings

@@ -4,8 +4,9 @@ Names are imported on first use (PEP 562): reading the HPC settings, as every co
 through ``colony.settings``, needs neither FastAPI (the service) nor boto3 (the backend).
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from colony._exports import imported_on_use
 
 if TYPE_CHECKING:
     from colony.hpc.capability import HPCToolCapability
@@ -84,10 +85,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'colony.hpc' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = imported_on_use(__name__, _MODULE_OF)

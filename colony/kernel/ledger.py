@@ -45,24 +45,19 @@ def _new_period(dialect: Dialect) -> Any:
 
 _ENSURE_PERIOD = Prepared(_new_period)
 _CHARGE = Prepared(update(_B).where(_IN_PERIOD).values(_adding("use", "used")))
-_RELEASE = Prepared(
-    update(_B)
-    .where(_IN_PERIOD)
-    .values(
-        {_B.c[f"{name}_reserved"]: _B.c[f"{name}_reserved"] - bindparam(f"held_{name}", type_=Float)
-         for name in BUDGET_DIMENSIONS}
-        | _adding("held", "expired")
-    )
-)  # fmt: skip
-_SETTLE = Prepared(
-    update(_B)
-    .where(_IN_PERIOD)
-    .values(
-        {_B.c[f"{name}_reserved"]: _B.c[f"{name}_reserved"] - bindparam(f"held_{name}", type_=Float)
-         for name in BUDGET_DIMENSIONS}
-        | _adding("use", "used")
-    )
-)  # fmt: skip
+
+
+def _freeing_held() -> dict[Any, Any]:
+    """``reserved = reserved - :held_<dimension>`` for each dimension: a reservation let go."""
+    return {
+        _B.c[f"{name}_reserved"]: _B.c[f"{name}_reserved"] - bindparam(f"held_{name}", type_=Float)
+        for name in BUDGET_DIMENSIONS
+    }
+
+
+# Released on expiry: the held amounts counted as expired. Settled by an outcome: the actual usage counted as used.
+_RELEASE = Prepared(update(_B).where(_IN_PERIOD).values(_freeing_held() | _adding("held", "expired")))
+_SETTLE = Prepared(update(_B).where(_IN_PERIOD).values(_freeing_held() | _adding("use", "used")))
 _USAGE = Prepared(select(_B).where(_IN_PERIOD))
 
 

@@ -4,8 +4,9 @@ Names are imported on first use (PEP 562): reading the sandbox roles, as every c
 through ``colony.settings``, needs no Docker SDK.
 """
 
-from importlib import import_module
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from colony._exports import imported_on_use
 
 if TYPE_CHECKING:
     from colony.sandbox.capability import SandboxToolCapability
@@ -34,10 +35,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _MODULE_OF.get(name)
-    if module is None:
-        raise AttributeError(f"module 'colony.sandbox' has no attribute {name!r}")
-    value = getattr(import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = imported_on_use(__name__, _MODULE_OF)

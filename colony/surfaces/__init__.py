@@ -4,17 +4,13 @@ The client is imported on first use (PEP 562): reading the gateway's settings, a
 command does through ``colony.settings``, needs neither httpx nor the MCP types.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from colony._exports import imported_on_use
 
 if TYPE_CHECKING:
     from colony.surfaces.client import ToolAnswer, UnifiedToolClient
 
 __all__ = ["ToolAnswer", "UnifiedToolClient"]
 
-
-def __getattr__(name: str) -> Any:
-    if name in __all__:
-        from colony.surfaces import client
-
-        return getattr(client, name)
-    raise AttributeError(f"module 'colony.surfaces' has no attribute {name!r}")
+__getattr__ = imported_on_use(__name__, dict.fromkeys(__all__, "colony.surfaces.client"))

@@ -15,14 +15,8 @@ from pydantic import BaseModel, SecretStr
 
 from blocks import ColonyConfig
 from colony.settings import MACHINE_PATHS, ColonySettings
+from tests.services.settings import SECRET_VARIABLES as SECRETS
 
-SECRETS = {
-    "COLONY_ATTESTATION_SECRET": "attest-" + "k" * 32,
-    "COLONY_HPC_TOKEN": "hpc-token-secret",
-    "COLONY_HPC_TOKENS": '{"hpc-table-secret": {"agent": "runner"}}',
-    "COLONY_GATEWAY_TOKENS": '{"gateway-table-secret": {"agent": "ops", "operator": true}}',
-    "COLONY_GATEWAY_PEERS": '[{"url": "http://10.0.0.2:8787", "token": "peer-token-secret"}]',
-}
 OTHER_VALUES = {
     "COLONY_DATABASE_URL": "sqlite:////tmp/shared-kernel.db",
     "COLONY_ATTESTATION": "required",

@@ -13,14 +13,7 @@ from colony.hpc import HPCSettings
 from colony.hpc.defaults import default_settings
 from colony.sandbox.config import default_config
 from colony.settings import MACHINE_PATHS, ColonySettings, use_settings
-
-SECRETS = {
-    "COLONY_ATTESTATION_SECRET": "attest-" + "k" * 32,
-    "COLONY_HPC_TOKEN": "hpc-token-secret",
-    "COLONY_HPC_TOKENS": '{"hpc-table-secret": {"agent": "runner"}}',
-    "COLONY_GATEWAY_TOKENS": '{"gateway-table-secret": {"agent": "ops", "operator": true}}',
-    "COLONY_GATEWAY_PEERS": '[{"url": "http://10.0.0.2:8787", "token": "peer-token-secret"}]',
-}
+from tests.services.settings import SECRET_VARIABLES as SECRETS
 
 
 def test_every_part_reads_its_variables(monkeypatch: pytest.MonkeyPatch, colony_home: Path) -> None:

@@ -4,8 +4,9 @@
 the gateway's settings, as every command does through ``colony.settings``, needs neither.
 """
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from colony._exports import imported_on_use
 from colony.surfaces.gateway.settings import GatewaySettings, Peer
 
 if TYPE_CHECKING:
@@ -13,10 +14,4 @@ if TYPE_CHECKING:
 
 __all__ = ["GatewaySettings", "Peer", "create_app"]
 
-
-def __getattr__(name: str) -> Any:
-    if name == "create_app":
-        from colony.surfaces.gateway.app import create_app
-
-        return create_app
-    raise AttributeError(f"module 'colony.surfaces.gateway' has no attribute {name!r}")
+__getattr__ = imported_on_use(__name__, {"create_app": "colony.surfaces.gateway.app"})

@@ -22,6 +22,7 @@ import pytest
 from prefect.settings import PREFECT_API_URL, temporary_settings
 
 from blocks import ColonyConfig
+from colony.errors import SettingsError
 from colony.settings import ColonySettings
 from tests.services import free_port
 from tests.services.prefect import PrefectServer
@@ -163,3 +164,11 @@ def test_an_unreachable_prefect_api_is_named(tmp_path: Path) -> None:
         done = colony(env, *command)
         assert done.returncode == 1, done.stdout + done.stderr
         assert "cannot read the settings block 'colony'" in done.stderr and api_url in done.stderr, done.stderr
+
+
+def test_a_gateway_worker_started_by_hand_is_told_what_is_missing(monkeypatch: pytest.MonkeyPatch) -> None:
+    from colony.cli.settings import WORKER_SETTINGS_VARIABLE, settings_from_parent
+
+    monkeypatch.delenv(WORKER_SETTINGS_VARIABLE, raising=False)
+    with pytest.raises(SettingsError, match=f"{WORKER_SETTINGS_VARIABLE} is not set.*--workers"):
+        settings_from_parent()

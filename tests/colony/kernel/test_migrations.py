@@ -76,19 +76,29 @@ def test_a_version_1_database_is_migrated(database_url: str) -> None:
     again.close()
 
 
+def reopened_at(kernel: ColonyKernel, version: int, *statements: str) -> ColonyKernel:
+    """Undo what came after ``version`` with ``statements``, mark the database ``version``, and open it again."""
+
+    def downgrade(connection):  # type: ignore[no-untyped-def]
+        for statement in (*statements, f"UPDATE colony_schema_version SET version = {version}"):
+            connection.execute(text(statement))
+
+    kernel.store.run(downgrade)
+    url = kernel.settings.database_url
+    kernel.close()
+    return ColonyKernel(KernelSettings(database_url=url), clock=FakeClock(NOW))
+
+
+def schema_version(kernel: ColonyKernel) -> int:
+    return int(kernel.store.run(lambda c: c.execute(text("SELECT version FROM colony_schema_version")).scalar()))
+
+
 def test_a_version_2_database_gains_the_approvals_table(database_url: str) -> None:
     kernel = ColonyKernel(KernelSettings(database_url=database_url), clock=FakeClock(NOW))
     kernel.set_trust("engineer-1", 0.6)
 
-    def downgrade(connection):  # type: ignore[no-untyped-def]
-        connection.execute(text("DROP TABLE colony_approvals"))
-        connection.execute(text("UPDATE colony_schema_version SET version = 2"))
-
-    kernel.store.run(downgrade)
-    kernel.close()
-    again = ColonyKernel(KernelSettings(database_url=database_url), clock=FakeClock(NOW))
-    version = again.store.run(lambda c: c.execute(text("SELECT version FROM colony_schema_version")).scalar())
-    assert version == SCHEMA_VERSION
+    again = reopened_at(kernel, 2, "DROP TABLE colony_approvals")
+    assert schema_version(again) == SCHEMA_VERSION
     assert again.list_approvals() == []
     assert again.find_profile("engineer-1") is not None  # nothing else touched
     again.close()
@@ -98,16 +108,8 @@ def test_a_version_3_database_gains_an_empty_audit_log_that_verifies(database_ur
     kernel = ColonyKernel(KernelSettings(database_url=database_url), clock=FakeClock(NOW))
     kernel.set_trust("engineer-1", 0.6)
 
-    def downgrade(connection):  # type: ignore[no-untyped-def]
-        connection.execute(text("DROP TABLE colony_audit_log"))
-        connection.execute(text("DROP TABLE colony_audit_head"))
-        connection.execute(text("UPDATE colony_schema_version SET version = 3"))
-
-    kernel.store.run(downgrade)
-    kernel.close()
-    again = ColonyKernel(KernelSettings(database_url=database_url), clock=FakeClock(NOW))
-    version = again.store.run(lambda c: c.execute(text("SELECT version FROM colony_schema_version")).scalar())
-    assert version == SCHEMA_VERSION == 5
+    again = reopened_at(kernel, 3, "DROP TABLE colony_audit_log", "DROP TABLE colony_audit_head")
+    assert schema_version(again) == SCHEMA_VERSION == 5
     check = again.verify_audit()
     assert (check.ok, check.count, check.head_seq) == (True, 0, 0)
     again.propose_action(
@@ -138,13 +140,8 @@ def test_a_version_4_database_keeps_its_audit_chain_and_extends_it(database_url:
     kernel.propose_action(plan)
     kernel.propose_action(plan)
 
-    def downgrade(connection):  # type: ignore[no-untyped-def]
-        connection.execute(text("ALTER TABLE colony_audit_head DROP COLUMN prev_hash"))
-        connection.execute(text("UPDATE colony_schema_version SET version = 4"))
-
-    kernel.store.run(downgrade)
-    kernel.close()
-    again = ColonyKernel(KernelSettings(database_url=database_url), clock=FakeClock(NOW))
+    again = reopened_at(kernel, 4, "ALTER TABLE colony_audit_head DROP COLUMN prev_hash")
+    assert schema_version(again) == SCHEMA_VERSION
     head = again.store.run(lambda c: c.execute(text("SELECT seq, prev_hash FROM colony_audit_head")).one())
     second = next(entry for entry in again.audit_entries() if entry.seq == 2)
     assert (head.seq, head.prev_hash) == (2, second.prev_hash)  # the link the last append replaced

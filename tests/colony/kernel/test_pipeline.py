@@ -6,6 +6,7 @@ import subprocess
 import sys
 import threading
 import time
+from collections.abc import Iterator
 
 import psycopg
 import pytest
@@ -46,7 +47,7 @@ _GUARD = Prepared(
 
 
 @pytest.fixture
-def store(postgres_url: str) -> Store:
+def store(postgres_url: str) -> Iterator[Store]:
     instance = Store(postgres_url)
     yield instance
     instance.dispose()
