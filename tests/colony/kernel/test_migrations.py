@@ -35,6 +35,13 @@ V1_TABLES = [
 ]
 NOW = 1_751_234_500.0
 PERIOD = int(NOW // 86400)
+PAGER_FIX = {
+    "agent_id": "engineer-1",
+    "action_type": "patch_file",
+    "target": "pkg.mod",
+    "rationale": "Fix the off-by-one in the pager",
+    "rollback_plan": "git revert",
+}
 V1_ROWS = [
     "INSERT INTO colony_schema_version VALUES (1)",
     "INSERT INTO colony_kernel_state VALUES (1, 5, 0, 0)",
@@ -112,15 +119,7 @@ def test_a_version_3_database_gains_an_empty_audit_log_that_verifies(database_ur
     assert schema_version(again) == SCHEMA_VERSION == 5
     check = again.verify_audit()
     assert (check.ok, check.count, check.head_seq) == (True, 0, 0)
-    again.propose_action(
-        {
-            "agent_id": "engineer-1",
-            "action_type": "patch_file",
-            "target": "pkg.mod",
-            "rationale": "Fix the off-by-one in the pager",
-            "rollback_plan": "git revert",
-        }
-    )
+    again.propose_action(PAGER_FIX)
     check = again.verify_audit()
     assert (check.ok, check.count, check.head_seq) == (True, 1, 1)
     assert again.find_profile("engineer-1") is not None  # nothing else touched
@@ -130,22 +129,15 @@ def test_a_version_3_database_gains_an_empty_audit_log_that_verifies(database_ur
 def test_a_version_4_database_keeps_its_audit_chain_and_extends_it(database_url: str) -> None:
     kernel = ColonyKernel(KernelSettings(database_url=database_url), clock=FakeClock(NOW))
     kernel.set_trust("engineer-1", 0.6)
-    plan = {
-        "agent_id": "engineer-1",
-        "action_type": "patch_file",
-        "target": "pkg.mod",
-        "rationale": "Fix the off-by-one in the pager",
-        "rollback_plan": "git revert",
-    }
-    kernel.propose_action(plan)
-    kernel.propose_action(plan)
+    kernel.propose_action(PAGER_FIX)
+    kernel.propose_action(PAGER_FIX)
 
     again = reopened_at(kernel, 4, "ALTER TABLE colony_audit_head DROP COLUMN prev_hash")
     assert schema_version(again) == SCHEMA_VERSION
     head = again.store.run(lambda c: c.execute(text("SELECT seq, prev_hash FROM colony_audit_head")).one())
     second = next(entry for entry in again.audit_entries() if entry.seq == 2)
     assert (head.seq, head.prev_hash) == (2, second.prev_hash)  # the link the last append replaced
-    again.propose_action(plan)
+    again.propose_action(PAGER_FIX)
     check = again.verify_audit()
     assert (check.ok, check.count, check.head_seq) == (True, 3, 3)
     again.close()
