@@ -36,6 +36,7 @@ from colony.kernel.models import (
     ConsequenceRecord,
     FalsificationReport,
     ProposeActionRequest,
+    Reporter,
     SignalSource,
     SignalType,
 )
@@ -131,6 +132,7 @@ class Approvals:
             "action": request.action_type,
             "target": request.target,
             "arguments_digest": arguments_digest(request.evidence_dict().get("arguments", {})),
+            "arguments": None,
             "gate_score": outcome.gate_score,
             "findings": json.dumps(findings),
             "required_evidence": json.dumps(outcome.required_evidence),
@@ -141,6 +143,7 @@ class Approvals:
             "expires_at": now + self.ttl_seconds,
             "state": ApprovalState.PENDING.value,
             "reviewer": None,
+            "reviewer_display_name": None,
             "note": None,
             "decided_at": None,
             "executed_at": None,
@@ -231,6 +234,7 @@ class Approvals:
                 trust_after=after.trust,
                 recorded_at=now,
                 kind=ConsequenceKind.REJECTION if rejected else ConsequenceKind.EXPIRY,
+                reported_by=Reporter.PERSON if rejected else Reporter.RUNTIME,
             ),
         )
         evidence = {"approval_id": row["approval_id"], "proposal_id": row["proposal_id"], "state": row["state"]}

@@ -77,7 +77,39 @@ def _to_5(connection: Connection) -> None:
     connection.execute(head.update().values(prev_hash=func.coalesce(last, AUDIT_GENESIS)))
 
 
-_STEPS = {1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5}
+def _to_6(connection: Connection) -> None:
+    """Who reported each outcome, what each agent holds, overspend, and what a reviewer sees and is called.
+
+    Older outcomes were the caller's word: they stay ``agent`` reports. An agent's holdings are summed
+    from its open reservations.
+    """
+    agents, proposals = tables.agents, tables.proposals
+    for table, names in (
+        (agents, ("held_llm_calls", "held_runtime_seconds")),
+        (tables.budget_periods, ("llm_calls_overspent", "runtime_seconds_overspent")),
+        (tables.consequences, ("reported_by",)),
+        (tables.approvals, ("arguments", "reviewer_display_name")),
+    ):
+        present = {column["name"] for column in inspect(connection).get_columns(table.name)}
+        for name in names:
+            if name not in present:  # else create_all made the table, after version 5
+                _add_column(connection, table, table.c[name])
+    open_of_agent = (proposals.c.agent_id == agents.c.agent_id) & (proposals.c.reservation == "open")
+    held = {
+        "held_llm_calls": proposals.c.reserved_llm_calls,
+        "held_runtime_seconds": proposals.c.reserved_runtime_seconds,
+    }
+    connection.execute(
+        agents.update().values(
+            {
+                name: select(func.coalesce(func.sum(column), 0.0)).where(open_of_agent).scalar_subquery()
+                for name, column in held.items()
+            }
+        )
+    )
+
+
+_STEPS = {1: _to_2, 2: _to_3, 3: _to_4, 4: _to_5, 5: _to_6}
 
 
 def migrate(connection: Connection, found: int, target: int) -> None:

@@ -167,6 +167,19 @@ class ConsequenceKind(StrEnum):
     REJECTION = "rejection"
 
 
+class Reporter(StrEnum):
+    """Who vouched for an outcome: only what Colony observed or an authenticated person said may raise trust."""
+
+    RUNTIME = "runtime"  # Colony ran the action and measured what happened
+    PERSON = "person"  # an operator or a kernel:approve principal other than the agent
+    AGENT = "agent"  # the agent's own word: recorded, never believed upward
+
+    @property
+    def may_raise_trust(self) -> bool:
+        """Whether an outcome vouched for this way can move trust (or a SUCCESS trace) upward."""
+        return self is not Reporter.AGENT
+
+
 class KernelModel(BaseModel):
     """Base of the kernel's models: strict keys, described fields, KernelInputError on bad input."""
 
@@ -396,6 +409,11 @@ class ConsequenceRecord(KernelModel):
         default=ConsequenceKind.OUTCOME,
         description="Extension: 'outcome' (a report), 'expiry' (no report or no decision came) or 'rejection' "
         "(a person rejected the held proposal).",
+    )
+    reported_by: Reporter = Field(
+        default=Reporter.AGENT,
+        description="Extension: who vouched for the entry: 'runtime' (Colony ran it), 'person' (an operator or "
+        "reviewer) or 'agent' (the agent's own word, which never raises trust).",
     )
 
 

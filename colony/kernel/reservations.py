@@ -24,7 +24,7 @@ from sqlalchemy import Connection, bindparam, literal_column, select, update
 
 from colony.kernel.consequences import ConsequenceMemory
 from colony.kernel.ledger import BUDGET_DIMENSIONS, ResourceLedger
-from colony.kernel.models import ConsequenceKind, ConsequenceRecord
+from colony.kernel.models import ConsequenceKind, ConsequenceRecord, Reporter
 from colony.kernel.roles import RoleAdapter
 from colony.kernel.store import Prepared, tables
 
@@ -138,4 +138,5 @@ def _expiry_record(row: dict[str, Any], trust: float, now: float) -> Consequence
         trust_after=trust,
         recorded_at=now,
         kind=ConsequenceKind.EXPIRY,
+        reported_by=Reporter.RUNTIME,
     )

@@ -10,7 +10,7 @@ from sqlalchemy import Boolean, Column, Float, Index, Integer, MetaData, String,
 
 __all__ = ["AUDIT_GENESIS", "SCHEMA_VERSION", "metadata", "tables"]
 
-SCHEMA_VERSION = 5
+SCHEMA_VERSION = 6
 AUDIT_GENESIS = "0" * 64  # the prev_hash of the audit log's first entry
 metadata = MetaData()
 
@@ -45,6 +45,9 @@ agents = Table(
     Column("rejected_proposals", Integer, nullable=False, server_default="0"),
     Column("held_proposals", Integer, nullable=False, server_default="0"),
     Column("unreported_rejections", Integer, nullable=False, server_default="0"),
+    # what the agent's open reservations hold now: its share of a period's budget is judged on these
+    Column("held_llm_calls", Float, nullable=False, server_default="0"),
+    Column("held_runtime_seconds", Float, nullable=False, server_default="0"),
     sqlite_with_rowid=False,  # one B-tree keyed by agent_id instead of a table plus its key index
 )
 
@@ -78,6 +81,9 @@ budget_periods = Table(
     Column("runtime_seconds_max", Float, nullable=False),
     Column("llm_calls_expired", Float, nullable=False, server_default="0"),
     Column("runtime_seconds_expired", Float, nullable=False, server_default="0"),
+    # measured use settled past the limit: recorded as what ran, flagged here, never refused after the fact
+    Column("llm_calls_overspent", Float, nullable=False, server_default="0"),
+    Column("runtime_seconds_overspent", Float, nullable=False, server_default="0"),
 )
 
 OPEN = text("reservation = 'open'")
@@ -121,6 +127,8 @@ consequences = Table(
     Column("trust_after", Float, nullable=False),
     Column("recorded_at", Float, nullable=False),
     Column("kind", String(16), nullable=False, server_default="outcome"),  # outcome | expiry
+    # runtime | person | agent: who vouched for the outcome; only the first two may raise trust
+    Column("reported_by", String(16), nullable=False, server_default="agent"),
     Index("ix_colony_consequences_agent", "agent_id", "seq"),
 )
 
@@ -144,6 +152,7 @@ approvals = Table(
     Column("action", String(256), nullable=False),
     Column("target", String(1024), nullable=False),
     Column("arguments_digest", String(64), nullable=False),
+    Column("arguments", Text, nullable=True),  # JSON, declared secrets redacted and bounded: what the reviewer sees
     Column("gate_score", Float, nullable=False),
     Column("findings", Text, nullable=False),  # JSON list
     Column("required_evidence", Text, nullable=False),  # JSON list
@@ -153,7 +162,8 @@ approvals = Table(
     Column("requested_at", Float, nullable=False),
     Column("expires_at", Float, nullable=False),
     Column("state", String(16), nullable=False),  # pending | approved | rejected | expired
-    Column("reviewer", String(256), nullable=True),
+    Column("reviewer", String(256), nullable=True),  # the authenticated principal who decided
+    Column("reviewer_display_name", String(256), nullable=True),  # shown beside the reviewer, never instead
     Column("note", Text, nullable=True),
     Column("decided_at", Float, nullable=True),
     Column("executed_at", Float, nullable=True),

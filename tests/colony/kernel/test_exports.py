@@ -34,6 +34,7 @@ EXTENSIONS = {
     "DecayRate",
     "FalsificationFinding",
     "ProposalCounts",
+    "Reporter",
     "PruningCandidate",
     "SignalSource",
 }

@@ -116,7 +116,7 @@ def test_a_version_3_database_gains_an_empty_audit_log_that_verifies(database_ur
     kernel.set_trust("engineer-1", 0.6)
 
     again = reopened_at(kernel, 3, "DROP TABLE colony_audit_log", "DROP TABLE colony_audit_head")
-    assert schema_version(again) == SCHEMA_VERSION == 5
+    assert schema_version(again) == SCHEMA_VERSION
     check = again.verify_audit()
     assert (check.ok, check.count, check.head_seq) == (True, 0, 0)
     again.propose_action(PAGER_FIX)
@@ -140,4 +140,50 @@ def test_a_version_4_database_keeps_its_audit_chain_and_extends_it(database_url:
     again.propose_action(PAGER_FIX)
     check = again.verify_audit()
     assert (check.ok, check.count, check.head_seq) == (True, 3, 3)
+    again.close()
+
+
+def test_a_version_5_database_sums_what_each_agent_holds_and_keeps_its_history(database_url: str) -> None:
+    kernel = ColonyKernel(KernelSettings(database_url=database_url), clock=FakeClock(NOW))
+    kernel.set_trust("engineer-1", 0.6)
+    read = {**PAGER_FIX, "action_type": "read_docs"}
+    held = kernel.propose_action(read)
+    kernel.propose_action({**read, "target": "pkg.other"})
+    kernel.record_outcome(
+        {
+            "agent_id": "engineer-1",
+            "action_type": "patch_file",
+            "target": "pkg.other",
+            "actual_outcome": "ok",
+            "tests_passed": True,
+        }
+    )
+    reserved = kernel.status().budget_usage["runtime_seconds"].reserved
+
+    again = reopened_at(
+        kernel,
+        5,
+        *(
+            f"ALTER TABLE {table} DROP COLUMN {column}"
+            for table, column in (
+                ("colony_agents", "held_llm_calls"),
+                ("colony_agents", "held_runtime_seconds"),
+                ("colony_budget_periods", "llm_calls_overspent"),
+                ("colony_budget_periods", "runtime_seconds_overspent"),
+                ("colony_consequences", "reported_by"),
+                ("colony_approvals", "arguments"),
+                ("colony_approvals", "reviewer_display_name"),
+            )
+        ),
+    )
+    assert schema_version(again) == SCHEMA_VERSION
+    holdings = again.store.run(
+        lambda c: c.execute(
+            text("SELECT held_runtime_seconds FROM colony_agents WHERE agent_id = 'engineer-1'")
+        ).scalar()
+    )
+    assert held.decision.value == "execute" and reserved > 0
+    assert holdings == reserved  # the one open reservation left
+    [report] = again.store.run(lambda c: c.execute(text("SELECT reported_by FROM colony_consequences")).all())
+    assert report.reported_by == "agent"  # an older outcome was the caller's word
     again.close()
