@@ -43,6 +43,7 @@ from colony.kernel.models import (
     ProposeActionRequest,
     PruningReport,
     RecordOutcomeRequest,
+    Reporter,
     SignalSource,
     SignalType,
 )
@@ -89,6 +90,14 @@ def _decay_rate(value: Any) -> DecayRate:
         raise KernelInputError.for_field(
             "decay_rate", f"unknown decay rate {value!r}", expected="fast|normal|slow or 3.0|1.0|0.2"
         ) from None
+
+
+def _reporter(value: Any) -> Reporter:
+    try:
+        return Reporter(value)
+    except ValueError:
+        known = ", ".join(r.value for r in Reporter)
+        raise KernelInputError.for_field("reported_by", f"unknown reporter {value!r}", expected=known) from None
 
 
 class ColonyKernel(ApprovalOperations, AuditOperations):
@@ -294,7 +303,11 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
         return self.attestor.verify(authorization, request, now)
 
     def record_outcome(
-        self, request: RecordOutcomeRequest | Mapping[str, Any], authorization: str | None = None
+        self,
+        request: RecordOutcomeRequest | Mapping[str, Any],
+        authorization: str | None = None,
+        *,
+        reported_by: Reporter = Reporter.PERSON,
     ) -> OutcomeRecord:
         """Store an outcome, update trust and role, settle the budget and lay SUCCESS/FAILURE + DEPENDENCY.
 
@@ -302,8 +315,13 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
         agent's oldest valid open reservation for the same action type and target (so an
         unattested report of an executed proposal releases its hold instead of leaking
         it). Without either, the usage it reports is charged to the current period.
+
+        ``reported_by`` is who vouches for it, decided by the caller's authentication, never by
+        the request: Colony's runtime, a person (the default, as the seed's operator reports) or
+        the agent itself, whose word is recorded but may only lower its trust and lays no SUCCESS.
         """
         request = _coerce(RecordOutcomeRequest, request)
+        reported_by = _reporter(reported_by)
         self._within_limits(request.usage(), "")
         now = self.clock()
         claims = self._claims(request, authorization, now)
@@ -319,6 +337,8 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
         )
         outcome_type = SignalType.SUCCESS if request.tests_passed else SignalType.FAILURE
         outcome = Deposit(request.target, outcome_type, source=SignalSource.TEST, evidence=evidence)
+        believed = reported_by.may_raise_trust
+        deposits = (dependency, outcome) if believed or not request.tests_passed else (dependency,)
 
         def work(connection: Connection) -> OutcomeRecord:
             # Rows are locked in one order everywhere (proposals, agent, traces, budget): no deadlocks.
@@ -331,11 +351,17 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                     connection, request.agent_id, request.action_type, request.target, now
                 )
             agent = self.roles.lock(connection, request.agent_id)
-            traces = self.pheromones.lock_pair(connection, dependency, outcome)
+            traces = self.pheromones.lock_traces(connection, deposits)
             if claims:
                 proposal = Attestor.consumed(connection, claims, consumed)
             before, after = self.roles.apply_outcome(
-                connection, request.agent_id, request.tests_passed, request.human_feedback, now, agent
+                connection,
+                request.agent_id,
+                request.tests_passed,
+                request.human_feedback,
+                now,
+                agent,
+                may_raise=believed,
             )
             ConsequenceMemory.store(
                 connection,
@@ -351,9 +377,10 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                     trust_before=before.trust,
                     trust_after=after.trust,
                     recorded_at=now,
+                    reported_by=reported_by,
                 ),
             )
-            self.pheromones.deposit_pair(connection, dependency, outcome, traces, now=now)
+            self.pheromones.deposit_traces(connection, deposits, traces, now=now)
             # The budget row is every process's hot spot: lock it last, so it is held the shortest time.
             if proposal is not None:
                 self.ledger.settle(connection, proposal["period"], held_by(proposal), request.usage())

@@ -29,7 +29,7 @@ _WRITTEN = ("strength", "written_tick", "expires_tick", "rank_key", "decay_rate"
 _KEY = (_P.c.location == bindparam("location")) & (_P.c.signal_type == bindparam("kind"))
 _TICK = Prepared(select(_STATE.c.tick_count).where(_STATE.c.id == 1))
 _LOCK_TRACE = Prepared(select(_P.c.strength, _P.c.decay_rate, _P.c.written_tick).where(_KEY).with_for_update())
-# An outcome's two traces at its target and the tick, in one round trip, locked in signal-type order.
+# An outcome's (one or two) traces at its target and the tick, in one round trip, locked in signal-type order.
 _LOCK_PAIR = Prepared(
     select(
         select(_STATE.c.tick_count).where(_STATE.c.id == 1).scalar_subquery().label("tick_count"),
@@ -153,22 +153,26 @@ class PheromoneStore:
         return float(values["strength"])
 
     @staticmethod
-    def lock_pair(connection: Connection, first: Deposit, second: Deposit) -> Pending:
-        """Lock and read (with the tick) the traces two deposits at one location reinforce: see :meth:`deposit_pair`."""
+    def lock_traces(connection: Connection, deposits: tuple[Deposit, ...]) -> Pending:
+        """Lock and read (with the tick) the traces one or two deposits at one location reinforce.
+
+        See :meth:`deposit_traces`.
+        """
+        first, second = deposits[0], deposits[-1]
         keys = {"location": first.location, "first": first.signal_type.value, "second": second.signal_type.value}
         return _LOCK_PAIR.send(connection, keys)
 
-    def deposit_pair(
-        self, connection: Connection, first: Deposit, second: Deposit, locked: Pending, *, now: float
+    def deposit_traces(
+        self, connection: Connection, deposits: tuple[Deposit, ...], locked: Pending, *, now: float
     ) -> None:
-        """Lay two traces of different types at one location (an outcome's), from what :meth:`lock_pair` read.
+        """Lay traces of different types at one location (an outcome's), from what :meth:`lock_traces` read.
 
         A trace not there yet is laid as :meth:`deposit` lays it.
         """
         rows = locked.rows()
         tick = int(rows[0]["tick_count"]) if rows else self.current_tick(connection)
         found = {row["signal_type"]: row for row in rows}
-        for deposit in (first, second):
+        for deposit in deposits:
             row = found.get(deposit.signal_type.value)
             if row is None:
                 self.deposit(connection, deposit, now=now, tick=tick)

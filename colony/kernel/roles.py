@@ -188,13 +188,18 @@ class RoleAdapter:
         human_feedback: float,
         now: float,
         locked: Pending | None = None,
+        *,
+        may_raise: bool = True,
     ) -> tuple[AgentRow, AgentRow]:
         """Update trust, role and counters for one outcome (see counters.py); the profile (before, after).
 
-        ``locked`` is what :meth:`lock` sent earlier in this transaction, if it did.
+        ``locked`` is what :meth:`lock` sent earlier in this transaction, if it did. Without
+        ``may_raise`` (the agent's own word) the outcome may lower trust but never raise it.
         """
         before = self._locked(connection, agent_id, now, locked)
         trust = updated_trust(before.trust, tests_passed, human_feedback)
+        if not may_raise:
+            trust = min(before.trust, trust)
         counts = before.counts.on_outcome(tests_passed and human_feedback >= 0)
         parameters = {"agent": agent_id, "new_trust": trust, "new_role": role_for(trust).value, "now": now}
         _APPLY_OUTCOME.send(connection, parameters | _counter_values(counts))

@@ -218,7 +218,7 @@ class Governor:
         self, blocking: BlockingAction, proposal: Any, arguments: dict[str, Any], outcome: OutcomeDraft
     ) -> Handoff:
         """Propose, and on EXECUTE run the action and record it, in one worker thread (see one_hop.py)."""
-        from colony.kernel import Decision
+        from colony.kernel import Decision, Reporter
 
         kernel = self.kernels.get()
         timeout = self.executor.timeout_seconds  # type: ignore[attr-defined]
@@ -249,7 +249,10 @@ class Governor:
                 return  # past its deadline: the loop answered timed out and records that
             report = outcome_report(outcome, what, passed, max(0.0, self.clock() - started))
             before = kernel.agent_profile(report.agent_id).role if self.events is not None else None
-            values["record"] = (kernel.record_outcome(report, authorization=authorization.token), before)
+            values["record"] = (
+                kernel.record_outcome(report, authorization=authorization.token, reported_by=Reporter.RUNTIME),
+                before,
+            )
 
         return await run_in_one_hop(work, timeout)
 
@@ -375,13 +378,17 @@ class Governor:
     async def _record(
         self, outcome: OutcomeDraft, authorization: Authorization | None, what: str, passed: bool, started: float
     ) -> None:
+        from colony.kernel import Reporter
+
         kernel = self.kernels.get()
         report = outcome_report(outcome, what, passed, max(0.0, self.clock() - started))
         token = authorization.token if authorization is not None else None
         before = None
         if self.events is not None:
             before = (await anyio.to_thread.run_sync(kernel.agent_profile, report.agent_id)).role
-        record = await anyio.to_thread.run_sync(lambda: kernel.record_outcome(report, authorization=token))
+        record = await anyio.to_thread.run_sync(  # Colony ran it and measured it: its own report
+            lambda: kernel.record_outcome(report, authorization=token, reported_by=Reporter.RUNTIME)
+        )
         self._recorded(outcome, record, before)
 
     def _recorded(self, outcome: OutcomeDraft, record: Any, before: Any) -> None:

@@ -3,19 +3,24 @@
 Each ``colony_*`` operation needs a capability token (``kernel:read``,
 ``kernel:propose``, ``kernel:record``, ``kernel:tick``; ``kernel:admin`` for
 trust overrides; ``kernel:approve`` to decide approval requests). An agent
-proposes and records only as itself; an unattested outcome report is accepted
-only from an operator, so an agent cannot raise its own trust with reports of
-work the gate never authorized. Nobody but an operator decides a request it
-asked for itself, and an agent sees only its own requests.
+proposes and records only as itself, and only an outcome it holds an
+authorization for; its own report is recorded as the agent's word, which may
+lower its trust but never raise it. Trust rises on what Colony ran itself, or
+on the word of a person: an operator, or a ``kernel:approve`` principal
+reporting on another agent. Nobody but an operator decides a request it asked
+for itself, and an agent sees only its own requests.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from colony.errors import AttestationError, IdentityError
 from colony.runtime.principal import Principal
+
+if TYPE_CHECKING:
+    from colony.kernel import Reporter
 
 __all__ = [
     "KERNEL_ADMIN",
@@ -23,6 +28,7 @@ __all__ = [
     "KERNEL_PERMISSIONS",
     "authorize_approval_decision",
     "authorize_kernel_call",
+    "outcome_reporter",
     "visible_approvals",
 ]
 
@@ -45,19 +51,38 @@ def authorize_kernel_call(principal: Principal, name: str, arguments: Mapping[st
     """Check ``principal`` may run kernel operation ``name`` with ``arguments``.
 
     Returns:
-        The operator who acts on another agent's behalf, when one does (for the record), else None.
+        The person who acts on another agent's behalf, when one does (for the record), else None.
     """
     principal.require([KERNEL_PERMISSIONS[name]], f"the kernel operation {name}")
     if name not in _ACTS_AS_AGENT:
         return None
     agent = arguments.get("agent_id")
-    acting = principal.acting_for(agent if isinstance(agent, str) else None)
+    agent = agent if isinstance(agent, str) else None
+    if name == "colony_record_outcome" and _reviews(principal, agent):
+        return principal.agent_id  # a reviewer's feedback on another agent's work
+    acting = principal.acting_for(agent)
     if name == "colony_record_outcome" and not principal.operator and not arguments.get("authorization"):
         raise AttestationError(
             "an agent may record only an outcome it holds an authorization for: pass the `authorization` "
-            "of the EXECUTE verdict (unattested reports are accepted from operators only)"
+            "of the EXECUTE verdict (unattested reports are accepted from operators and reviewers only)"
         )
     return acting.acted_by
+
+
+def outcome_reporter(principal: Principal, agent_id: str | None) -> Reporter:
+    """Who vouches for ``principal``'s report on ``agent_id``: a person, or else the agent's own word.
+
+    A person is an operator, or a ``kernel:approve`` principal reporting on another agent; an
+    agent reporting on itself is taking its own word, whatever else it holds.
+    """
+    from colony.kernel import Reporter
+
+    return Reporter.PERSON if principal.operator or _reviews(principal, agent_id) else Reporter.AGENT
+
+
+def _reviews(principal: Principal, agent_id: str | None) -> bool:
+    """Whether ``principal`` reports as a reviewer: it holds kernel:approve and the agent is another."""
+    return agent_id is not None and agent_id != principal.agent_id and principal.allows(KERNEL_APPROVE)
 
 
 def authorize_approval_decision(principal: Principal, requested_by: str) -> None:

@@ -25,7 +25,7 @@ from jsonschema import Draft202012Validator
 
 from colony.errors import ColonyError, FieldError, KernelError, KernelInputError
 from colony.runtime import KernelProvider, Principal
-from colony.runtime.kernel_access import authorize_kernel_call
+from colony.runtime.kernel_access import authorize_kernel_call, outcome_reporter
 
 if TYPE_CHECKING:
     from colony.kernel import ColonyKernel
@@ -87,7 +87,8 @@ def call_kernel_tool(kernels: KernelProvider, name: str, arguments: Mapping[str,
     """Run one ``colony_*`` tool for ``principal``; an error of any kind, even opening the store, raises.
 
     The principal must hold the operation's capability token, and proposes or records only as itself
-    (an operator may act for another agent; an unattested report is an operator's only). An
+    (an operator may act for another agent, and a reviewer report on one); an agent's report on
+    itself is recorded as its own word, which never raises its trust. An
     exception that is not one of Colony's becomes a KernelError worded as the seed words it:
     ``"<ExceptionType>: <message>"``.
     """
@@ -95,8 +96,11 @@ def call_kernel_tool(kernels: KernelProvider, name: str, arguments: Mapping[str,
     try:
         acted_by = authorize_kernel_call(principal, name, arguments)
         tool.check(arguments)
-        if name == "colony_propose_action":  # who acted comes from authentication, never from the arguments
+        # Who acted and who vouches come from authentication, never from the arguments.
+        if name == "colony_propose_action":
             arguments = {**arguments, "acted_by": acted_by}
+        if name == "colony_record_outcome":
+            arguments = {**arguments, "reported_by": outcome_reporter(principal, arguments.get("agent_id"))}
         return _HANDLERS[name](kernels.get(), dict(arguments))
     except ColonyError:
         raise
@@ -132,7 +136,9 @@ def _record(kernel: ColonyKernel, arguments: dict[str, Any]) -> Any:
     # Seed 001's unattested path, unless the caller brings the EXECUTE verdict's authorization (an extension);
     # an unattested report still settles the agent's open reservation for the same action and target.
     authorization = arguments.pop("authorization", None)
-    return kernel.record_outcome(RecordOutcomeRequest(**arguments), authorization=authorization).seed_dict()
+    reported_by = arguments.pop("reported_by")
+    request = RecordOutcomeRequest(**arguments)
+    return kernel.record_outcome(request, authorization=authorization, reported_by=reported_by).seed_dict()
 
 
 def _pheromones(kernel: ColonyKernel, arguments: dict[str, Any]) -> Any:

@@ -25,7 +25,7 @@ from prefect.flow_runs import resume_flow_run
 from prefect.states import State
 
 from colony.errors import ToolInputError
-from colony.kernel import ColonyKernel, Decision, KernelSettings, Role, SignalType
+from colony.kernel import ColonyKernel, Decision, KernelSettings, Reporter, Role, SignalType
 from flows._events import GATE_REFUSED, ROLE_CHANGED
 from flows.gated_action import (
     OUTCOME_ARTIFACT,
@@ -87,6 +87,7 @@ def test_execute_runs_the_tool_and_records_an_attested_outcome(kernel: ColonyKer
     assert consequence.consequence_id == summary.consequence_id
     assert consequence.proposal_id == summary.verdict.proposal_id  # attested: linked to the verdict
     assert consequence.tests_passed and summary.trust_after == consequence.trust_after > 0.8
+    assert consequence.reported_by is Reporter.RUNTIME  # Colony ran it: its own report raises trust
 
 
 def test_refuse_ends_with_the_verdict_and_a_failure_signal(kernel: ColonyKernel, tmp_path: Path) -> None:

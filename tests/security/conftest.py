@@ -15,6 +15,9 @@ TOKENS = {
     "convert-token": {"agent": "converter", "capabilities": ["tool:unit_convert"]},
     "recorder-token": {"agent": "engineer-1", "capabilities": ["kernel:read", "kernel:record"]},
     "ops-token": {"agent": "ops", "capabilities": ["*"], "operator": True},
+    "mallory-token": {"agent": "mallory", "capabilities": ["kernel:read", "kernel:propose", "kernel:record"]},
+    "mallory-http-token": {"agent": "mallory-http", "capabilities": ["kernel:read", "kernel:propose", "kernel:record"]},
+    "reviewer-token": {"agent": "reviewer", "capabilities": ["kernel:read", "kernel:record", "kernel:approve"]},
 }
 CASE = {
     "rationale": "Record the calibration result for the operators to review",

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from colony.errors import ActionNotExecutedError, ToolInputError, UngatedActionError
-from colony.kernel import ColonyKernel
+from colony.kernel import ColonyKernel, Reporter
 from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, HeldCall, HoldDecision, Runtime
 from colony.runtime.authorization import Authorization
 from tests.doubles import CALLS
@@ -36,6 +36,7 @@ async def test_execute_runs_once_and_records_an_attested_outcome(
     assert (tmp_path / "entry").read_text() == "figures"
     [consequence] = kernel.consequence_log("engineer-1")
     assert consequence.proposal_id == outcome.verdict["proposal_id"]  # attested: linked to the verdict
+    assert consequence.reported_by is Reporter.RUNTIME
     assert "for engineer-1 (by operator local-operator)" in consequence.actual_outcome
     assert outcome.record and outcome.record["consequence_id"] == consequence.consequence_id
 

@@ -11,7 +11,7 @@ import anyio
 import anyio.to_thread
 
 from colony.errors import CallTimeoutError
-from colony.kernel import ColonyKernel, GateVerdict, KernelSettings
+from colony.kernel import ColonyKernel, GateVerdict, KernelSettings, Reporter
 from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, Catalog, KernelProvider, Runtime
 from tests.colony.runtime.conftest import write_registry
 
@@ -81,6 +81,7 @@ async def test_an_action_that_fails_is_recorded_as_failed(
     [consequence] = kernel.consequence_log("engineer-1")
     assert "failed: slow_writer failed: FileNotFoundError" in consequence.actual_outcome
     assert not consequence.tests_passed and outcome.record is not None
+    assert consequence.reported_by is Reporter.RUNTIME
 
 
 async def test_the_deadline_starts_with_the_action_not_with_the_gate(tmp_path: Path) -> None:
