@@ -197,6 +197,13 @@ def test_what_colony_ran_itself_raises_trust(kernel: ColonyKernel) -> None:
     assert kernel.consequence_log("engineer-1")[0].reported_by is Reporter.RUNTIME
 
 
+def test_an_unknown_reporter_is_an_error_naming_it(kernel: ColonyKernel) -> None:
+    with pytest.raises(KernelInputError, match="reported_by") as raised:
+        kernel.record_outcome(success(read_docs("engineer-1", 0), None), reported_by="ceo")  # type: ignore[arg-type]
+    assert raised.value.errors[0].field == "reported_by"
+    assert kernel.find_profile("engineer-1") is None
+
+
 # -- over the gateway --------------------------------------------------------------------------------------
 
 
