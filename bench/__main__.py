@@ -17,6 +17,7 @@ MODULES = [
     "sandbox",
     "hpc",
     "agents",
+    "plan_scan",
 ]
 
 

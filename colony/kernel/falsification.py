@@ -16,7 +16,7 @@ from typing import Any
 from colony.errors import KernelInputError
 from colony.kernel.actions import ActionKind, classify_action, segments
 from colony.kernel.checks import check_estimate, parse_json_object
-from colony.kernel.dangers import find_danger
+from colony.kernel.dangers import scan_plan
 from colony.kernel.models import (
     AttackVector,
     Decision,
@@ -102,9 +102,18 @@ def _dependency_risk(plan: dict[str, Any], kind: ActionKind, _proposal: bool) ->
 
 
 def _security_risk(plan: dict[str, Any], kind: ActionKind, _proposal: bool) -> FalsificationFinding | None:
-    found = find_danger(plan, TEXT_FIELDS)
+    found = scan_plan(plan, TEXT_FIELDS)
+    if found is not None and found[2] == "doubt":
+        field, name, _ = found
+        return _finding(
+            AttackVector.SECURITY_RISK,
+            Severity.HIGH,
+            "every command in the plan can be judged before it runs",
+            {"field": field, "could_not_judge": name},
+            f"`{field}` could not be judged ({name}); spell the commands out plainly.",
+        )
     if found is not None:
-        field, name = found
+        field, name, _ = found
         return _finding(
             AttackVector.SECURITY_RISK,
             Severity.CRITICAL,
