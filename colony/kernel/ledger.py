@@ -145,6 +145,22 @@ class ResourceLedger:
             parameters |= {f"held_{name}": held, f"use_{name}": float(actual.get(name, held))}
         _SETTLE.send(connection, parameters)
 
+    @staticmethod
+    def grow(connection: Connection, period: int, name: str, wanted: float) -> float:
+        """Reserve up to ``wanted`` more of ``name`` in ``period``, as much as the ceiling leaves; how much.
+
+        The row is locked (``FOR UPDATE``; on SQLite the transaction holds the write lock), so two
+        calls growing at once never reserve the same headroom.
+        """
+        used, reserved, ceiling = (_B.c[f"{name}_{column}"] for column in ("used", "reserved", "max"))
+        row = connection.execute(select(used, reserved, ceiling).where(_B.c.period == period).with_for_update()).first()
+        if row is None or wanted <= 0:
+            return 0.0
+        extra = max(0.0, min(float(wanted), row[2] - row[0] - row[1]))
+        if extra > 0:
+            connection.execute(update(_B).where(_B.c.period == period).values({reserved: reserved + extra}))
+        return extra
+
     def charge(self, connection: Connection, actual: dict[str, float], now: float) -> None:
         """Charge usage reported without a reservation to the current period."""
         if not actual:
@@ -171,6 +187,7 @@ class ResourceLedger:
                 reserved=max(0.0, round(mapping[f"{name}_reserved"], 6)),
                 expired=round(mapping[f"{name}_expired"], 6),
                 max=mapping[f"{name}_max"],
+                overspent=max(0.0, round(mapping[f"{name}_used"] - mapping[f"{name}_max"], 6)),
             )
             for name in BUDGET_DIMENSIONS
         }
