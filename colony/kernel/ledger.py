@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Connection, Float, Update, bindparam, literal_column, select, update
+from sqlalchemy import Connection, Float, Update, bindparam, case, literal_column, select, update
 from sqlalchemy.engine import Dialect
 
 from colony.kernel.checks import BUDGET_DIMENSIONS
@@ -43,8 +43,18 @@ def _new_period(dialect: Dialect) -> Any:
     return dialect_insert(dialect)(_B).values(values).on_conflict_do_nothing()
 
 
+def _counting_overspend() -> dict[Any, Any]:
+    """``overspent = used + use - max`` once charged usage passes the ceiling (measured work is never refused)."""
+    counted = {}
+    for name in BUDGET_DIMENSIONS:
+        after = _B.c[f"{name}_used"] + bindparam(f"use_{name}", type_=Float)
+        ceiling, overspent = _B.c[f"{name}_max"], _B.c[f"{name}_overspent"]
+        counted[overspent] = case((after > ceiling, after - ceiling), else_=overspent)
+    return counted
+
+
 _ENSURE_PERIOD = Prepared(_new_period)
-_CHARGE = Prepared(update(_B).where(_IN_PERIOD).values(_adding("use", "used")))
+_CHARGE = Prepared(update(_B).where(_IN_PERIOD).values(_adding("use", "used") | _counting_overspend()))
 
 
 def _freeing_held() -> dict[Any, Any]:
@@ -57,7 +67,9 @@ def _freeing_held() -> dict[Any, Any]:
 
 # Released on expiry: the held amounts counted as expired. Settled by an outcome: the actual usage counted as used.
 _RELEASE = Prepared(update(_B).where(_IN_PERIOD).values(_freeing_held() | _adding("held", "expired")))
-_SETTLE = Prepared(update(_B).where(_IN_PERIOD).values(_freeing_held() | _adding("use", "used")))
+_SETTLE = Prepared(
+    update(_B).where(_IN_PERIOD).values(_freeing_held() | _adding("use", "used") | _counting_overspend())
+)
 _USAGE = Prepared(select(_B).where(_IN_PERIOD))
 
 
@@ -187,7 +199,7 @@ class ResourceLedger:
                 reserved=max(0.0, round(mapping[f"{name}_reserved"], 6)),
                 expired=round(mapping[f"{name}_expired"], 6),
                 max=mapping[f"{name}_max"],
-                overspent=max(0.0, round(mapping[f"{name}_used"] - mapping[f"{name}_max"], 6)),
+                overspent=round(mapping[f"{name}_overspent"], 6),
             )
             for name in BUDGET_DIMENSIONS
         }
