@@ -8,6 +8,10 @@ across ``await`` and into tasks it starts, and never leaks into another
 caller's context. Nested scopes keep the earlier deadline: an inner scope can
 shorten the time left, never extend it. Deadlines are read on the monotonic
 clock (or a clock the caller injects, so tests can drive time).
+
+Work that honours the deadline (a sandbox command) is killed at it and answers
+with what it did; whoever runs the call kills what is still running a grace
+later (``kill_grace``), so an answer on its way is never thrown away.
 """
 
 from __future__ import annotations
@@ -19,7 +23,10 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from dataclasses import dataclass
 
-__all__ = ["deadline_scope", "remaining_seconds"]
+__all__ = ["KILL_GRACE_SECONDS", "deadline_scope", "kill_grace", "remaining_seconds"]
+
+#: The longest a call may take past its deadline to stop by itself and answer before it is killed.
+KILL_GRACE_SECONDS = 3.0
 
 Clock = Callable[[], float]
 
@@ -73,3 +80,8 @@ def remaining_seconds() -> float | None:
     if current is None:
         return None
     return max(current.remaining(), 0.0)
+
+
+def kill_grace(seconds: float) -> float:
+    """How long past a deadline of ``seconds`` the work may take to answer: as long again, at most the grace."""
+    return min(KILL_GRACE_SECONDS, seconds)

@@ -3,9 +3,11 @@
 ``action_task(UnitConvert)`` is the task for the tool's primary action. Called with
 ``arguments`` (a dict) and, for a governed action, the ``authorization`` the
 Governor issued, it runs the action on the process's ToolPool instance. Caching,
-retries, timeout and tags come from the spec (see ``tasks.policy``). The task is
-the execute step of ``Runtime.call`` on Prefect (``tasks.executor.TaskExecutor``):
-nothing else calls it for a caller.
+retries and tags come from the spec (see ``tasks.policy``). The task is the execute
+step of ``Runtime.call`` on Prefect (``tasks.executor.TaskExecutor``): nothing else
+calls it for a caller. It declares no Prefect timeout: that cannot stop a task in a
+worker thread, only throw away what it did. The call's deadline (``colony.deadlines``)
+reaches the action instead, which stops its work there (a sandbox kills its command).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ def action_task(
     Args:
         capability: A concrete ToolCapability class.
         action: The action's name; the tool's primary action when omitted.
-        policy: Retry, backoff and timeout knobs; the defaults when omitted.
+        policy: Retry and backoff knobs; the defaults when omitted.
 
     Returns:
         A task called as ``task(arguments={...}, authorization=...)``, returning the action's result.
@@ -65,7 +67,6 @@ def _build(capability: type[ToolCapability], action: str, policy: ExecutionPolic
     install_secret_resolver()
     spec = capability.spec
     definition = capability.actions()[action]
-    expected = spec.resource_requirements.expected_wallclock_seconds
     may_retry = retriable(capability, action)
     cached = cacheable(capability, action)
     governed = is_governed(capability, action)
@@ -91,7 +92,6 @@ def _build(capability: type[ToolCapability], action: str, policy: ExecutionPolic
         retry_delay_seconds=policy.retry_delays() if may_retry else 0,
         retry_jitter_factor=policy.jitter_factor if may_retry else None,
         retry_condition_fn=retry_condition_for(capability.retryable_errors),
-        timeout_seconds=expected * policy.timeout_factor if expected else None,
     )
     built: Task[..., Any] = task(run, **options)
     return built

@@ -1,4 +1,4 @@
-"""How a tool action is run as a task, derived from its ToolSpec: caching, retries, timeout.
+"""How a tool action is run as a task, derived from its ToolSpec: caching and retries.
 
 A deterministic action without side effects is cached on its validated arguments, the
 tool's name, version and class, so a version bump or another class of the same name
@@ -36,13 +36,11 @@ class ExecutionPolicy:
         retries: Further attempts after a transient failure (when the action may be retried).
         backoff_seconds: Delay before the first retry; each later one doubles it.
         jitter_factor: Prefect's ``retry_jitter_factor``: each delay varies by up to this share.
-        timeout_factor: The timeout is this many times ``expected_wallclock_seconds``.
     """
 
     retries: int = 2
     backoff_seconds: float = 1.0
     jitter_factor: float = 0.5
-    timeout_factor: float = 10.0
 
     def retry_delays(self) -> list[float]:
         """Exponential backoff: ``backoff, 2*backoff, 4*backoff, ...``."""

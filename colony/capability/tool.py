@@ -102,6 +102,21 @@ class ToolCapability(AgentCapability):
         """The action that provides the tool's first capability key."""
         return cls.spec.capabilities[0]
 
+    @classmethod
+    def call_timeout(cls, action: str, arguments: Mapping[str, Any]) -> float | None:
+        """The longest a call of ``action`` may take as asked: its ``timeout_seconds`` argument (or default).
+
+        None when the action takes no timeout; the runtime then applies its own ceiling.
+        The runtime reserves this much runtime budget for the call and kills the call past it.
+        """
+        given = arguments.get("timeout_seconds")
+        if given is None:
+            field = cls.actions()[action].input_model.model_fields.get("timeout_seconds")
+            given = field.default if field is not None else None
+        if isinstance(given, bool) or not isinstance(given, int | float) or not 0 < given < float("inf"):
+            return None
+        return float(given)
+
     def _domain_tags(self) -> frozenset[str]:
         """Domain tags a subclass adds to ``{"tool", <domain>}``."""
         return frozenset()

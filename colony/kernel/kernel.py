@@ -100,6 +100,21 @@ def _reporter(value: Any) -> Reporter:
         raise KernelInputError.for_field("reported_by", f"unknown reporter {value!r}", expected=known) from None
 
 
+def _overspent(usage: Mapping[str, float], held: Mapping[str, float] | None) -> dict[str, float]:
+    """Usage past what its reservation held, by dimension (none is judged without a reservation)."""
+    if held is None:
+        return {}
+    over = {name: round(amount - held.get(name, 0.0), 6) for name, amount in usage.items()}
+    return {name: amount for name, amount in over.items() if amount > 0}
+
+
+def _overspend_note(overspent: Mapping[str, float]) -> str:
+    if not overspent:
+        return ""
+    shown = ", ".join(f"{name} {amount:g}" for name, amount in overspent.items())
+    return f" [overspent: {shown} past its reservation]"
+
+
 class ColonyKernel(ApprovalOperations, AuditOperations):
     """The Colony kernel: gate, falsification, ledger, pheromones, roles, consequences, pruning."""
 
@@ -302,12 +317,28 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
             return None
         return self.attestor.verify(authorization, request, now)
 
+    def reserve_runtime(self, proposal_id: str, seconds: float) -> float | None:
+        """Let an EXECUTE's reservation hold up to ``seconds`` of runtime, as far as the budget allows (extension).
+
+        The runtime asks this before it runs an action, and kills the action once it has used
+        what is returned (the runtime seconds its reservation now holds), so concurrent calls
+        never use more than the period's ceiling between them. None when the proposal holds no
+        open reservation.
+        """
+        proposal_id = check_name(proposal_id, "proposal_id", 36)
+        if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 <= seconds < float("inf"):
+            raise KernelInputError.for_field("seconds", f"{seconds!r} given", expected="a finite number >= 0")
+        return self.store.run(
+            lambda connection: self.reservations.grow(connection, proposal_id, "runtime_seconds", float(seconds))
+        )
+
     def record_outcome(
         self,
         request: RecordOutcomeRequest | Mapping[str, Any],
         authorization: str | None = None,
         *,
         reported_by: Reporter = Reporter.PERSON,
+        measured: bool = False,
     ) -> OutcomeRecord:
         """Store an outcome, update trust and role, settle the budget and lay SUCCESS/FAILURE + DEPENDENCY.
 
@@ -319,10 +350,16 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
         ``reported_by`` is who vouches for it, decided by the caller's authentication, never by
         the request: Colony's runtime, a person (the default, as the seed's operator reports) or
         the agent itself, whose word is recorded but may only lower its trust and lays no SUCCESS.
+
+        ``measured`` says the usage was measured by the runtime that ran the action: what ran
+        is recorded as what happened, so it is charged even past the period's ceiling (the
+        overspend is flagged on the record and in the ledger), never refused after the fact.
+        A caller's own usage report over a whole period's limit is refused as no usage at all.
         """
         request = _coerce(RecordOutcomeRequest, request)
         reported_by = _reporter(reported_by)
-        self._within_limits(request.usage(), "")
+        if not measured:
+            self._within_limits(request.usage(), "")
         now = self.clock()
         claims = self._claims(request, authorization, now)
         consequence_id = str(uuid.uuid4())
@@ -363,6 +400,7 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                 agent,
                 may_raise=believed,
             )
+            overspent = _overspent(request.usage(), held_by(proposal) if proposal is not None else None)
             ConsequenceMemory.store(
                 connection,
                 ConsequenceRecord(
@@ -371,7 +409,7 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                     agent_id=request.agent_id,
                     action_type=request.action_type,
                     target=request.target,
-                    actual_outcome=request.actual_outcome,
+                    actual_outcome=request.actual_outcome + _overspend_note(overspent),
                     tests_passed=request.tests_passed,
                     human_feedback=request.human_feedback,
                     trust_before=before.trust,
@@ -387,7 +425,11 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
             else:
                 self.ledger.charge(connection, request.usage(), now)
             return OutcomeRecord(
-                consequence_id=consequence_id, trust_score=after.trust, role=after.role, attested=claims is not None
+                consequence_id=consequence_id,
+                trust_score=after.trust,
+                role=after.role,
+                attested=claims is not None,
+                overspent=overspent,
             )
 
         return self.store.run(work, pipelined=True)

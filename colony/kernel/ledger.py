@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from sqlalchemy import Connection, Float, Update, bindparam, literal_column, select, update
+from sqlalchemy import Connection, Float, Update, bindparam, case, literal_column, select, update
 from sqlalchemy.engine import Dialect
 
 from colony.kernel.checks import BUDGET_DIMENSIONS
@@ -43,8 +43,18 @@ def _new_period(dialect: Dialect) -> Any:
     return dialect_insert(dialect)(_B).values(values).on_conflict_do_nothing()
 
 
+def _counting_overspend() -> dict[Any, Any]:
+    """``overspent = used + use - max`` once charged usage passes the ceiling (measured work is never refused)."""
+    counted = {}
+    for name in BUDGET_DIMENSIONS:
+        after = _B.c[f"{name}_used"] + bindparam(f"use_{name}", type_=Float)
+        ceiling, overspent = _B.c[f"{name}_max"], _B.c[f"{name}_overspent"]
+        counted[overspent] = case((after > ceiling, after - ceiling), else_=overspent)
+    return counted
+
+
 _ENSURE_PERIOD = Prepared(_new_period)
-_CHARGE = Prepared(update(_B).where(_IN_PERIOD).values(_adding("use", "used")))
+_CHARGE = Prepared(update(_B).where(_IN_PERIOD).values(_adding("use", "used") | _counting_overspend()))
 
 
 def _freeing_held() -> dict[Any, Any]:
@@ -57,7 +67,9 @@ def _freeing_held() -> dict[Any, Any]:
 
 # Released on expiry: the held amounts counted as expired. Settled by an outcome: the actual usage counted as used.
 _RELEASE = Prepared(update(_B).where(_IN_PERIOD).values(_freeing_held() | _adding("held", "expired")))
-_SETTLE = Prepared(update(_B).where(_IN_PERIOD).values(_freeing_held() | _adding("use", "used")))
+_SETTLE = Prepared(
+    update(_B).where(_IN_PERIOD).values(_freeing_held() | _adding("use", "used") | _counting_overspend())
+)
 _USAGE = Prepared(select(_B).where(_IN_PERIOD))
 
 
@@ -145,6 +157,22 @@ class ResourceLedger:
             parameters |= {f"held_{name}": held, f"use_{name}": float(actual.get(name, held))}
         _SETTLE.send(connection, parameters)
 
+    @staticmethod
+    def grow(connection: Connection, period: int, name: str, wanted: float) -> float:
+        """Reserve up to ``wanted`` more of ``name`` in ``period``, as much as the ceiling leaves; how much.
+
+        The row is locked (``FOR UPDATE``; on SQLite the transaction holds the write lock), so two
+        calls growing at once never reserve the same headroom.
+        """
+        used, reserved, ceiling = (_B.c[f"{name}_{column}"] for column in ("used", "reserved", "max"))
+        row = connection.execute(select(used, reserved, ceiling).where(_B.c.period == period).with_for_update()).first()
+        if row is None or wanted <= 0:
+            return 0.0
+        extra = max(0.0, min(float(wanted), row[2] - row[0] - row[1]))
+        if extra > 0:
+            connection.execute(update(_B).where(_B.c.period == period).values({reserved: reserved + extra}))
+        return extra
+
     def charge(self, connection: Connection, actual: dict[str, float], now: float) -> None:
         """Charge usage reported without a reservation to the current period."""
         if not actual:
@@ -171,6 +199,7 @@ class ResourceLedger:
                 reserved=max(0.0, round(mapping[f"{name}_reserved"], 6)),
                 expired=round(mapping[f"{name}_expired"], 6),
                 max=mapping[f"{name}_max"],
+                overspent=round(mapping[f"{name}_overspent"], 6),
             )
             for name in BUDGET_DIMENSIONS
         }

@@ -328,10 +328,14 @@ class OutcomeRecord(KernelModel):
     trust_score: float = Field(ge=0.0, le=1.0, description="The agent's trust after the update.")
     role: Role = Field(description="The agent's role after the update.")
     attested: bool = Field(default=False, description="Extension: whether a valid authorization was consumed.")
+    overspent: dict[str, float] = Field(
+        default_factory=dict,
+        description="Extension: usage past what the call's reservation held, by dimension (empty when none).",
+    )
 
     def seed_dict(self) -> dict[str, Any]:
         """Exactly seed 001's output keys (for MCP)."""
-        return self.model_dump(mode="json", exclude={"attested"})
+        return self.model_dump(mode="json", exclude={"attested", "overspent"})
 
 
 class AgentProfile(KernelModel):
@@ -382,11 +386,15 @@ class BudgetDimension(KernelModel):
     reserved: float = Field(default=0.0, description="Extension: held by EXECUTE verdicts awaiting their outcome.")
     expired: float = Field(default=0.0, description="Extension: released this period by expired reservations.")
     max: float = Field(description="The period's ceiling.")
+    overspent: float = Field(
+        default=0.0, description="Extension: settled usage past the ceiling (measured work is charged, never refused)."
+    )
 
     @model_serializer(mode="wrap")
     def _shown(self, handler: SerializerFunctionWrapHandler) -> dict[str, Any]:
         dumped: dict[str, Any] = handler(self)
-        return {key: value for key, value in dumped.items() if key not in ("reserved", "expired") or value}
+        optional = ("reserved", "expired", "overspent")
+        return {key: value for key, value in dumped.items() if key not in optional or value}
 
 
 class ConsequenceRecord(KernelModel):

@@ -96,6 +96,24 @@ class Reservations:
                 return taken[0]
         return None
 
+    def grow(self, connection: Connection, proposal_id: str, name: str, up_to: float) -> float | None:
+        """Let an open reservation hold up to ``up_to`` of ``name``, as far as the budget allows; what it holds.
+
+        None when the proposal holds no open reservation. Locks the proposal, then its period's
+        row: the kernel's one order.
+        """
+        held = _P.c[f"reserved_{name}"]
+        row = connection.execute(
+            select(_P.c.period, held).where(_P.c.proposal_id == proposal_id).where(_IS_OPEN).with_for_update()
+        ).first()
+        if row is None or row[0] is None:
+            return None
+        period, holding = int(row[0]), float(row[1])
+        extra = self.ledger.grow(connection, period, name, up_to - holding)
+        if extra > 0:
+            connection.execute(update(_P).where(_P.c.proposal_id == proposal_id).values({held: held + extra}))
+        return holding + extra
+
     def expire_due(self, connection: Connection, now: float) -> int:
         """Expire every open reservation whose authorization has lapsed by ``now``; how many expired.
 

@@ -16,14 +16,14 @@ from typing import Any, Protocol
 import anyio
 import anyio.to_thread
 
-from colony.deadlines import deadline_scope
+from colony.deadlines import deadline_scope, kill_grace
 from colony.errors import CallTimeoutError, ColonyError, ToolExecutionError
 from colony.runtime.authorization import Authorization, require_authorization
 from colony.runtime.catalog import CatalogTool
 from colony.runtime.pool import ToolPool
 from colony.runtime.workers import WorkerProcesses
 
-__all__ = ["BlockingAction", "Execution", "Executor", "InProcessExecutor", "as_tool_error"]
+__all__ = ["BlockingAction", "Execution", "Executor", "InProcessExecutor", "as_tool_error", "timed_out"]
 
 # A pure tool that declares a CPU cost under this runs on the event loop: a thread
 # hop would cost more than the call. A tool that declares no cost gets a thread.
@@ -43,7 +43,10 @@ BlockingAction = Callable[[dict[str, Any], Authorization | None], Any]
 
 
 class Executor(Protocol):
-    """Runs one action of one tool with validated arguments."""
+    """Runs one action of one tool with validated arguments, under the call's deadline (``colony.deadlines``)."""
+
+    #: The longest any call may run here; a call's own timeout and its budget can only shorten it.
+    timeout_seconds: float
 
     async def run(
         self, tool: CatalogTool, action: str, arguments: dict[str, Any], authorization: Authorization | None
@@ -73,8 +76,9 @@ class InProcessExecutor:
 
         None for a coroutine, for CPU-bound work bound for a worker process and for a pure call
         run on the loop. The Governor runs the gate, this call and the record in one worker
-        thread, under the deadline ``run`` would apply (``timeout_seconds`` from the action's
-        start). Like ``run``, it demands the authorization and turns failures into Colony errors.
+        thread, under the deadline ``run`` would apply (at most ``timeout_seconds`` from the
+        action's start). Like ``run``, it demands the authorization and turns failures into
+        Colony errors.
         """
         definition = tool.cls.actions()[action]
         if definition.is_async or (tool.cls.cpu_bound and self.workers is not None) or _runs_inline(tool, action):
@@ -90,9 +94,9 @@ class InProcessExecutor:
 
         return call
 
-    def timed_out(self, tool: CatalogTool) -> CallTimeoutError:
-        """The error of a call of ``tool`` that did not finish within the deadline."""
-        return CallTimeoutError(f"{tool.name} did not finish within {self.timeout_seconds:g} s")
+    def timed_out(self, tool: CatalogTool, seconds: float | None = None) -> CallTimeoutError:
+        """The error of a call of ``tool`` that did not finish within its deadline of ``seconds``."""
+        return timed_out(tool, self.timeout_seconds if seconds is None else seconds)
 
     async def _run(
         self, tool: CatalogTool, action: str, arguments: dict[str, Any], authorization: Authorization | None
@@ -104,9 +108,11 @@ class InProcessExecutor:
         try:
             if not definition.is_async and _runs_inline(tool, action):
                 return await instance.invoke(action, arguments)
-            # The deadline travels with the call (a sandbox cuts its own timeout to it), and the
-            # cancellation at the deadline kills what the call started before it is reported.
-            with deadline_scope(self.timeout_seconds) as left, anyio.fail_after(left):
+            # The deadline travels with the call (a sandbox kills its command at it and answers
+            # with what it did); a call still running a grace later is cancelled, and the
+            # cancellation kills what the call started before it is reported.
+            left = self.timeout_seconds
+            with deadline_scope(left) as left, anyio.fail_after(left + kill_grace(left)):
                 if definition.is_async:
                     return await instance.invoke(action, arguments)
                 if tool.cls.cpu_bound and self.workers is not None:
@@ -114,9 +120,14 @@ class InProcessExecutor:
                 method = functools.partial(instance.bound_action(action), **arguments)
                 return await anyio.to_thread.run_sync(method, abandon_on_cancel=True)
         except TimeoutError:
-            raise self.timed_out(tool) from None
+            raise self.timed_out(tool, left) from None
         except Exception as error:  # a tool's own bug reaches the caller as an answer, not a traceback
             raise as_tool_error(tool, error) from error
+
+
+def timed_out(tool: CatalogTool, seconds: float) -> CallTimeoutError:
+    """The error of a call of ``tool`` still running at its deadline of ``seconds`` (plus the grace)."""
+    return CallTimeoutError(f"{tool.name} did not finish within {round(seconds, 2):g} s")
 
 
 def as_tool_error(tool: CatalogTool, error: Exception) -> ColonyError:

@@ -11,7 +11,7 @@ from colony.runtime.call import CallOutcome, CallRequest, CallStatus
 from colony.runtime.catalog import CatalogTool
 from colony.runtime.principal import Acting
 
-__all__ = ["OutcomeDraft", "failed_as", "outcome_report", "proposal_for"]
+__all__ = ["OutcomeDraft", "call_seconds", "failed_as", "outcome_report", "proposal_for", "ran_as"]
 
 
 def proposal_for(
@@ -48,7 +48,7 @@ def proposal_for(
 
 
 def outcome_report(outcome: OutcomeDraft, what: str, passed: bool, runtime_seconds: float) -> Any:
-    """The outcome report of a call that ran, failed or timed out, taking ``runtime_seconds``."""
+    """The outcome report of a call that ran, failed or timed out, taking ``runtime_seconds`` (as measured)."""
     from colony.kernel import RecordOutcomeRequest
 
     approved = outcome.approval is not None and outcome.approval.get("approved")
@@ -93,6 +93,21 @@ class OutcomeDraft:
             approval=self.approval,
             rolled_back=self.rolled_back,
         )
+
+
+def call_seconds(tool: CatalogTool, action: str, arguments: dict[str, Any], ceiling: float) -> float:
+    """How long the call may run as asked: its own timeout (the tool's reading of it), at most ``ceiling``."""
+    own = tool.cls.call_timeout(action, arguments)
+    return ceiling if own is None else min(own, ceiling)
+
+
+def ran_as(result: Any, seconds: float) -> str:
+    """How an action that answered is described in its record: stopped at its deadline, or not."""
+    stopped = result.get("timed_out") if isinstance(result, dict) else getattr(result, "timed_out", None)
+    if stopped is True:
+        shown = round(seconds, 2)
+        return f"ran until its deadline of {shown:g} s and was killed there (what it did so far is its result)"
+    return "executed successfully"
 
 
 def failed_as(error: ColonyError) -> str:

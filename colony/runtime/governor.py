@@ -14,6 +14,12 @@ A blocking action this process runs itself (no proposing strategy, no check afte
 the run) is proposed, run and recorded in one worker thread (one_hop.py): one hop
 between the event loop and a thread instead of three, under the same deadline.
 
+Every action runs under one deadline: the call's own timeout (``call_timeout`` of its
+tool), at most the executor's ceiling, cut to the runtime seconds its reservation can
+hold (``ColonyKernel.reserve_runtime``), so calls running side by side never use more
+than the budget between them. The executor kills the work at the deadline; what ran is
+recorded with the runtime it measured, charged even past the budget (flagged, never refused).
+
 The Prefect layer plugs in strategies (its executor, pause/suspend for HOLD,
 events); it does not copy this logic.
 """
@@ -27,13 +33,13 @@ from typing import Any, Protocol
 
 import anyio.to_thread
 
-from colony.deadlines import deadline_scope
+from colony.deadlines import deadline_scope, kill_grace
 from colony.errors import ColonyError, ToolInputError, VerificationError
 from colony.runtime.authorization import Authorization
 from colony.runtime.call import CallOutcome, CallRequest, CallStatus
 from colony.runtime.catalog import CatalogTool
-from colony.runtime.executor import BlockingAction, Executor, InProcessExecutor
-from colony.runtime.governed import OutcomeDraft, failed_as, outcome_report, proposal_for
+from colony.runtime.executor import BlockingAction, Executor, InProcessExecutor, timed_out
+from colony.runtime.governed import OutcomeDraft, call_seconds, failed_as, outcome_report, proposal_for, ran_as
 from colony.runtime.held import approval_view, check_resubmission
 from colony.runtime.kernels import KernelProvider
 from colony.runtime.one_hop import Handoff, Phase, run_in_one_hop
@@ -123,7 +129,7 @@ class Governor:
         outcome = OutcomeDraft(tool.name, action, acting, {}, version=tool.cls.spec.version)
         blocking = self._blocking(tool, action, verify)
         if blocking is not None:  # the gate, the action and the record in one worker thread
-            hop = await self._one_hop(blocking, proposal, arguments, outcome)
+            hop = await self._one_hop(tool, blocking, proposal, arguments, outcome)
             verdict = hop.values["verdict"]
         elif self.propose is not None:
             verdict = await self.propose(proposal)
@@ -215,13 +221,18 @@ class Governor:
         return self.executor.blocking(tool, action)
 
     async def _one_hop(
-        self, blocking: BlockingAction, proposal: Any, arguments: dict[str, Any], outcome: OutcomeDraft
+        self,
+        tool: CatalogTool,
+        blocking: BlockingAction,
+        proposal: Any,
+        arguments: dict[str, Any],
+        outcome: OutcomeDraft,
     ) -> Handoff:
         """Propose, and on EXECUTE run the action and record it, in one worker thread (see one_hop.py)."""
         from colony.kernel import Decision, Reporter
 
         kernel = self.kernels.get()
-        timeout = self.executor.timeout_seconds  # type: ignore[attr-defined]
+        wanted = call_seconds(tool, outcome.action, arguments, self.executor.timeout_seconds)
 
         def work(handoff: Handoff) -> None:
             values = handoff.values
@@ -235,13 +246,14 @@ class Governor:
                 action=outcome.action,
                 token=verdict.authorization,
             )
-            with deadline_scope(timeout) as left:  # from the action's start, as the executor's own
+            limit = values["limit"] = _granted(kernel, authorization.proposal_id, wanted)
+            with deadline_scope(limit) as left:  # from the action's start, as the executor's own
                 started = values["started"] = self.clock()
-                if not handoff.move(Phase.RUNNING, expires_at=time.monotonic() + left):
+                if not handoff.move(Phase.RUNNING, expires_at=time.monotonic() + left + kill_grace(left)):
                     return
                 try:
                     values["result"] = blocking(arguments, authorization)
-                    what, passed = "executed successfully", True
+                    what, passed = ran_as(values["result"], limit), True
                 except ColonyError as error:
                     values["error"] = error
                     what, passed = f"{failed_as(error)}: {error}", False
@@ -250,17 +262,19 @@ class Governor:
             report = outcome_report(outcome, what, passed, max(0.0, self.clock() - started))
             before = kernel.agent_profile(report.agent_id).role if self.events is not None else None
             values["record"] = (
-                kernel.record_outcome(report, authorization=authorization.token, reported_by=Reporter.RUNTIME),
+                kernel.record_outcome(
+                    report, authorization=authorization.token, reported_by=Reporter.RUNTIME, measured=True
+                ),
                 before,
             )
 
-        return await run_in_one_hop(work, timeout)
+        return await run_in_one_hop(work, wanted + kill_grace(wanted))
 
     async def _after_one_hop(self, tool: CatalogTool, hop: Handoff, outcome: OutcomeDraft) -> CallOutcome:
         """The outcome of an EXECUTE run in one hop; an action that overran its deadline is recorded as timed out."""
         values = hop.values
         if hop.state()[0] is Phase.ABANDONED:
-            error = self.executor.timed_out(tool)  # type: ignore[attr-defined]
+            error = timed_out(tool, values["limit"])
             await self._record(
                 outcome, values["authorization"], f"{failed_as(error)}: {error}", False, values["started"]
             )
@@ -337,9 +351,13 @@ class Governor:
         outcome: OutcomeDraft,
         verify: Verifier | None,
     ) -> CallOutcome:
+        wanted = call_seconds(tool, action, arguments, self.executor.timeout_seconds)
+        proposal_id = authorization.proposal_id
+        limit = await self._kernel(lambda kernel: _granted(kernel, proposal_id, wanted))
         started = self.clock()
         try:
-            result = (await self.executor.run(tool, action, arguments, authorization)).result
+            with deadline_scope(limit):
+                result = (await self.executor.run(tool, action, arguments, authorization)).result
         except ColonyError as error:
             await self._record(outcome, authorization, f"{failed_as(error)}: {error}", False, started)
             return outcome.finish(CallStatus.FAILED, error=error)
@@ -351,7 +369,7 @@ class Governor:
                 undone = await self._rollback(tool, action, arguments, authorization, outcome)
                 await self._record(outcome, authorization, f"failed: {problem}{undone}", False, started)
                 return outcome.finish(CallStatus.FAILED, error=problem, result=result)
-        await self._record(outcome, authorization, "executed successfully", True, started)
+        await self._record(outcome, authorization, ran_as(result, limit), True, started)
         return outcome.finish(CallStatus.EXECUTED, result=result)
 
     async def _rollback(
@@ -387,7 +405,7 @@ class Governor:
         if self.events is not None:
             before = (await anyio.to_thread.run_sync(kernel.agent_profile, report.agent_id)).role
         record = await anyio.to_thread.run_sync(  # Colony ran it and measured it: its own report
-            lambda: kernel.record_outcome(report, authorization=token, reported_by=Reporter.RUNTIME)
+            lambda: kernel.record_outcome(report, authorization=token, reported_by=Reporter.RUNTIME, measured=True)
         )
         self._recorded(outcome, record, before)
 
@@ -400,3 +418,9 @@ class Governor:
     def _refused(self, outcome: OutcomeDraft, verdict: dict[str, Any]) -> None:
         if self.events is not None:
             self.events.gate_refused(outcome.acting, outcome.tool, outcome.action, verdict)
+
+
+def _granted(kernel: Any, proposal_id: str, wanted: float) -> float:
+    """The call's deadline: ``wanted`` seconds, cut to the runtime its reservation can hold."""
+    held = kernel.reserve_runtime(proposal_id, wanted)
+    return wanted if held is None else min(wanted, held)

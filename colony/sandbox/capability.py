@@ -62,6 +62,12 @@ class SandboxToolCapability(ToolCapability):
         self._owns_session = session is None
         self.sandbox_session = session or SandboxSession()
 
+    @classmethod
+    def call_timeout(cls, action: str, arguments: Mapping[str, Any]) -> float | None:
+        """The call's own timeout, else the spec's sandbox timeout (what its command is killed at)."""
+        own = super().call_timeout(action, arguments)
+        return own if own is not None else float(overrides_of(cls.spec).timeout_seconds)
+
     def _container_plan(self) -> ContainerPlan:
         role = self.sandbox_session.config.role(self.sandbox_image_role)
         return plan_container(self.sandbox_image_role, role, self.spec)

@@ -61,7 +61,8 @@ async def test_an_action_past_its_deadline_is_answered_timed_out_and_recorded_on
     make_runtime: MakeRuntime, kernel: ColonyKernel, tmp_path: Path
 ) -> None:
     kernel.set_trust("engineer-1", 0.9)
-    outcome = await make_runtime(timeout_seconds=0.2).call(write_later(tmp_path / "late", 1.0), LOCAL_OPERATOR)
+    late = write_later(tmp_path / "late", 1.0)  # still running a grace (0.2 s) past its deadline
+    outcome = await make_runtime(timeout_seconds=0.2).call(late, LOCAL_OPERATOR)
     assert outcome.status is CallStatus.FAILED and isinstance(outcome.error, CallTimeoutError)
     assert outcome.record is not None and outcome.verdict and outcome.verdict["decision"] == "execute"
     await wait_for(tmp_path / "late")  # a thread cannot be killed: the action finishes after the answer
@@ -69,6 +70,17 @@ async def test_an_action_past_its_deadline_is_answered_timed_out_and_recorded_on
     [consequence] = kernel.consequence_log("engineer-1")
     assert "timed out, and was killed at its deadline" in consequence.actual_outcome
     assert consequence.consequence_id == outcome.record["consequence_id"]
+
+
+async def test_an_action_that_answers_within_the_grace_is_recorded_as_done_with_its_overspend(
+    make_runtime: MakeRuntime, kernel: ColonyKernel, tmp_path: Path
+) -> None:
+    kernel.set_trust("engineer-1", 0.9)
+    outcome = await make_runtime(timeout_seconds=0.5).call(write_later(tmp_path / "late", 0.7), LOCAL_OPERATOR)
+    assert outcome.status is CallStatus.EXECUTED and (tmp_path / "late").exists()
+    assert outcome.record is not None and outcome.record["overspent"]["runtime_seconds"] > 0.1
+    [consequence] = kernel.consequence_log("engineer-1")
+    assert consequence.tests_passed and "[overspent: runtime_seconds" in consequence.actual_outcome
 
 
 async def test_an_action_that_fails_is_recorded_as_failed(
