@@ -144,7 +144,7 @@ class Runtime:
             await self.pool.shutdown()
         finally:
             try:
-                await anyio.to_thread.run_sync(self.refusals.flush)  # what the last second refused
+                await anyio.to_thread.run_sync(lambda: self.refusals.flush(final=True))  # what is still counted
             finally:
                 self.kernels.close()
 
