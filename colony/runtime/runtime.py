@@ -18,6 +18,7 @@ from typing import Any
 
 import anyio.to_thread
 
+from colony.callers import CURRENT_CALLER
 from colony.errors import FieldError, PayloadTooLargeError, ToolInputError
 from colony.runtime.call import CallOutcome, CallRequest, CallStatus
 from colony.runtime.catalog import Catalog, CatalogTool
@@ -74,8 +75,12 @@ class Runtime:
             permission or identity refusal (403) is first counted for the audit log.
         """
         what = request.tool if request.action is None else f"{request.tool}.{request.action}"
-        async with self.refusals.forbidden(principal.agent_id, request.agent_id, f"call {what}"):
-            return await self._call(request, principal, verify)
+        caller = CURRENT_CALLER.set(principal.agent_id)  # shared resources give each principal its share
+        try:
+            async with self.refusals.forbidden(principal.agent_id, request.agent_id, f"call {what}"):
+                return await self._call(request, principal, verify)
+        finally:
+            CURRENT_CALLER.reset(caller)
 
     async def _call(self, request: CallRequest, principal: Principal, verify: Verifier | None) -> CallOutcome:
         arguments = check_arguments(request.arguments, self.max_argument_bytes)
@@ -144,7 +149,7 @@ class Runtime:
             await self.pool.shutdown()
         finally:
             try:
-                await anyio.to_thread.run_sync(self.refusals.flush)  # what the last second refused
+                await anyio.to_thread.run_sync(lambda: self.refusals.flush(final=True))  # what is still counted
             finally:
                 self.kernels.close()
 

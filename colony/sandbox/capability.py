@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, ClassVar
 
+from colony.callers import CURRENT_CALLER
 from colony.capability import ToolCapability
 from colony.deadlines import remaining_seconds
 from colony.errors import CallTimeoutError, SandboxError, SandboxUnavailableError, ToolInputError
@@ -113,6 +114,7 @@ class SandboxToolCapability(ToolCapability):
         plan = self._container_plan()
         inputs = check_input_files(files, limit_bytes=plan.work_mb << 19)  # half the work tmpfs
         timeout = _within_deadline(self.spec.name, timeout)
+        caller = CURRENT_CALLER.get()  # read here: the daemon thread does not inherit the context
         return await interruptible_in_daemon_thread(
             lambda interrupt: self.sandbox_session.run(
                 plan,
@@ -122,6 +124,7 @@ class SandboxToolCapability(ToolCapability):
                 timeout_seconds=timeout,
                 limit_bytes=overrides.output_limit_bytes,
                 interrupt=interrupt,
+                caller=caller,
             )
         )
 

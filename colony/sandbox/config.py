@@ -46,6 +46,20 @@ class ImageRole(BaseModel):
         description="Most containers one session runs at once for a tool of this role: a container serves "
         "one call at a time, so this many calls run side by side and the next waits (until its deadline).",
     )
+    max_containers_per_caller: int | None = Field(
+        default=None,
+        ge=1,
+        le=64,
+        description="Most of those containers one principal's calls hold at once; callers waiting for one are "
+        "served in turn, one call each, until their deadlines. Default: all but one (at least one), so another "
+        "caller always finds a container.",
+    )
+
+    @property
+    def caller_share(self) -> int:
+        """The containers one caller may hold at once (its setting, else all but one), at most max_containers."""
+        share = self.max_containers_per_caller or max(1, self.max_containers - 1)
+        return min(share, self.max_containers)
 
     @model_validator(mode="after")
     def _unprivileged(self) -> ImageRole:

@@ -84,6 +84,7 @@ class ContainerPlan:
     work_mb: int
     tmp_mb: int
     max_containers: int
+    max_per_caller: int
 
     def create_kwargs(self) -> dict[str, Any]:
         """Keyword arguments for ``client.containers.create`` (the session adds the owner labels)."""
@@ -132,6 +133,7 @@ def plan_container(role_name: str, role: ImageRole, spec: ToolSpec) -> Container
         work_mb=role.work_mb,
         tmp_mb=role.tmp_mb,
         max_containers=role.max_containers,
+        max_per_caller=role.caller_share,
     )
 
 

@@ -7,6 +7,11 @@ all are busy, another is started, up to the role's ``max_containers``, so a
 slow call never holds up the next caller. Past that a call waits for one to be
 returned, until its deadline. A container returned unhealthy (timed out,
 interrupted, not emptied) is removed, never lent again.
+
+Callers share the containers fairly: one caller (a principal, named by the runtime)
+holds at most the plan's ``max_per_caller`` at once, and callers waiting are served
+in turn, one call each, the caller served last going to the back: one agent's long
+calls cannot take every container while another's short call times out.
 """
 
 from __future__ import annotations
@@ -14,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import threading
 import time
+from collections import Counter, OrderedDict, deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -36,6 +42,7 @@ class Box:
 
     id: str
     busy: bool = False
+    caller: str | None = None  # who holds it while busy
 
 
 @dataclass
@@ -44,6 +51,8 @@ class _Plans:
 
     boxes: dict[ContainerPlan, list[Box]] = field(default_factory=dict)
     starting: dict[ContainerPlan, int] = field(default_factory=dict)
+    holding: dict[ContainerPlan, Counter[str | None]] = field(default_factory=dict)  # busy or starting, per caller
+    waiting: dict[ContainerPlan, OrderedDict[str | None, deque[object]]] = field(default_factory=dict)  # turn order
 
 
 class ContainerPool:
@@ -66,20 +75,28 @@ class ContainerPool:
         with self._changed:
             return [box.id for box in self.plans.boxes.get(plan, [])]
 
-    def acquire(self, client: Any, plan: ContainerPlan, *, deadline: float, interrupt: Interrupt | None) -> Box:
+    def acquire(
+        self,
+        client: Any,
+        plan: ContainerPlan,
+        *,
+        deadline: float,
+        interrupt: Interrupt | None,
+        caller: str | None = None,
+    ) -> Box:
         """A container of ``plan`` for one call: an idle one, else a new one, else the next one returned."""
-        box = self._take_or_reserve(plan, deadline, interrupt)
+        box = self._take_or_reserve(plan, deadline, interrupt, caller)
         while box is not None:
-            if self._running(client, box):
+            if self._running(client, plan, box):
                 return box
             self.release(client, plan, box, healthy=False)
-            box = self._take_or_reserve(plan, deadline, interrupt)
-        return self._start(client, plan)
+            box = self._take_or_reserve(plan, deadline, interrupt, caller)
+        return self._start(client, plan, caller)
 
     def release(self, client: Any, plan: ContainerPlan, box: Box, *, healthy: bool) -> None:
         """Give the container back after a call; an unhealthy one is removed."""
         with self._changed:
-            box.busy = False
+            self._give_back(plan, box)
             if not healthy:
                 boxes = self.plans.boxes.get(plan, [])
                 if box in boxes:
@@ -93,6 +110,7 @@ class ContainerPool:
         with self._changed:
             held = [(plan, box) for plan, boxes in self.plans.boxes.items() for box in boxes]
             self.plans.boxes.clear()
+            self.plans.holding.clear()
             self._changed.notify_all()
         for plan, box in held:
             try:
@@ -100,28 +118,82 @@ class ContainerPool:
             except (docker_errors.DockerException, OSError) as error:
                 on_error(plan, error)
 
-    def _take_or_reserve(self, plan: ContainerPlan, deadline: float, interrupt: Interrupt | None) -> Box | None:
-        """An idle box (now busy), or None with a start reserved for the caller; waits while the plan is full."""
+    def _take_or_reserve(
+        self, plan: ContainerPlan, deadline: float, interrupt: Interrupt | None, caller: str | None
+    ) -> Box | None:
+        """An idle box (now busy), or None with a start reserved for the caller; waits its turn while none is free."""
+        ticket = object()
         with self._changed:
-            while True:
-                boxes = self.plans.boxes.setdefault(plan, [])
-                idle = [box for box in boxes if not box.busy]
-                if idle:
-                    idle[-1].busy = True
-                    return idle[-1]
-                if len(boxes) + self.plans.starting.get(plan, 0) < plan.max_containers:
-                    self.plans.starting[plan] = self.plans.starting.get(plan, 0) + 1
-                    return None
-                remaining = deadline - time.monotonic()
-                if remaining <= 0 or (interrupt is not None and interrupt.is_set()):
-                    raise SandboxError(
-                        f"all {plan.max_containers} sandbox containers for role {plan.role!r} stayed busy "
-                        "until the call's deadline; try again when fewer calls are running",
-                        retryable=True,
-                    )
-                self._changed.wait(min(remaining, _WAIT_SLICE_SECONDS))
+            waiting = self.plans.waiting.setdefault(plan, OrderedDict())
+            waiting.setdefault(caller, deque()).append(ticket)
+            try:
+                while True:
+                    boxes = self.plans.boxes.setdefault(plan, [])
+                    holding = self.plans.holding.setdefault(plan, Counter())
+                    idle = [box for box in boxes if not box.busy]
+                    free = bool(idle) or len(boxes) + self.plans.starting.get(plan, 0) < plan.max_containers
+                    if free and self._next(plan, waiting, holding) == (caller, ticket):
+                        self._served(waiting, caller)
+                        holding[caller] += 1
+                        if idle:
+                            idle[-1].busy, idle[-1].caller = True, caller
+                            return idle[-1]
+                        self.plans.starting[plan] = self.plans.starting.get(plan, 0) + 1
+                        return None
+                    remaining = deadline - time.monotonic()
+                    if remaining <= 0 or (interrupt is not None and interrupt.is_set()):
+                        raise SandboxError(self._busy_message(plan, holding, caller), retryable=True)
+                    self._changed.wait(min(remaining, _WAIT_SLICE_SECONDS))
+            finally:
+                queue = waiting.get(caller)
+                if queue is not None and ticket in queue:  # gave up: the next in turn may go
+                    queue.remove(ticket)
+                    if not queue:
+                        del waiting[caller]
+                    self._changed.notify_all()
 
-    def _running(self, client: Any, box: Box) -> bool:
+    def _next(
+        self, plan: ContainerPlan, waiting: OrderedDict[str | None, deque[object]], holding: Counter[str | None]
+    ) -> tuple[str | None, object] | None:
+        """The first waiting call, in turn order, of a caller under its share (None: no caller may take one)."""
+        for caller, queue in waiting.items():
+            if caller is None or holding[caller] < plan.max_per_caller:
+                return caller, queue[0]
+        return None
+
+    @staticmethod
+    def _served(waiting: OrderedDict[str | None, deque[object]], caller: str | None) -> None:
+        """The caller's first waiting call was served: it goes to the back of the turn, or leaves it."""
+        queue = waiting[caller]
+        queue.popleft()
+        if queue:
+            waiting.move_to_end(caller)
+        else:
+            del waiting[caller]
+
+    def _give_back(self, plan: ContainerPlan, box: Box) -> None:
+        """A lent box is no longer busy; its caller holds one fewer (under the lock)."""
+        if box.busy:
+            holding = self.plans.holding.setdefault(plan, Counter())
+            holding[box.caller] -= 1
+            if holding[box.caller] <= 0:
+                del holding[box.caller]
+        box.busy, box.caller = False, None
+
+    @staticmethod
+    def _busy_message(plan: ContainerPlan, holding: Counter[str | None], caller: str | None) -> str:
+        if caller is not None and holding[caller] >= plan.max_per_caller:
+            return (
+                f"caller {caller!r} already holds {plan.max_per_caller} sandbox container(s) for role "
+                f"{plan.role!r}, its share, and none came back before the call's deadline; try again when "
+                "fewer of its calls are running"
+            )
+        return (
+            f"all {plan.max_containers} sandbox containers for role {plan.role!r} stayed busy "
+            "until the call's deadline; try again when fewer calls are running"
+        )
+
+    def _running(self, client: Any, plan: ContainerPlan, box: Box) -> bool:
         """Whether a lent container still runs; on an engine failure it is given back before raising."""
         try:
             return bool(client.api.inspect_container(box.id)["State"].get("Running"))
@@ -129,11 +201,11 @@ class ContainerPool:
             return False
         except BaseException:
             with self._changed:
-                box.busy = False
+                self._give_back(plan, box)
                 self._changed.notify_all()
             raise
 
-    def _start(self, client: Any, plan: ContainerPlan) -> Box:
+    def _start(self, client: Any, plan: ContainerPlan, caller: str | None) -> Box:
         """Start a container for a reserved slot; the slot is given back whatever happens."""
         started = None
         try:
@@ -146,13 +218,15 @@ class ContainerPool:
                 with contextlib.suppress(docker_errors.DockerException, OSError):
                     remove_container(client, str(container.id))
                 raise
-            started = Box(str(container.id), busy=True)
+            started = Box(str(container.id), busy=True, caller=caller)
             return started
         finally:
             with self._changed:
                 self.plans.starting[plan] -= 1
                 if started is not None:
                     self.plans.boxes.setdefault(plan, []).append(started)
+                else:  # the reserved slot is given back: the caller holds one fewer
+                    self._give_back(plan, Box("", busy=True, caller=caller))
                 self._changed.notify_all()
 
 

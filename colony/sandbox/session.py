@@ -130,10 +130,12 @@ class SandboxSession:
         timeout_seconds: float,
         limit_bytes: int,
         interrupt: Interrupt | None = None,
+        caller: str | None = None,
     ) -> SandboxResult:
         """Run ``command`` in a container of the plan (started if need be), blocking until it is done.
 
-        ``timeout_seconds`` covers waiting for a free container as well as the run.
+        ``timeout_seconds`` covers waiting for a free container as well as the run; ``caller``
+        (the principal, None outside a call) gets its share of the plan's containers.
         Raising ``interrupt`` (from another thread) stops the call as a timeout would.
         """
         started = time.monotonic()
@@ -141,7 +143,7 @@ class SandboxSession:
         call = DockerCall(plan.role, plan.image, f"running {command[0]!r}")
         client = self.client(call)
         with docker_errors_translated(call):
-            box = self._held.pool.acquire(client, plan, deadline=deadline, interrupt=interrupt)
+            box = self._held.pool.acquire(client, plan, deadline=deadline, interrupt=interrupt, caller=caller)
             healthy = False
             try:
                 outcome, report = self._call(client, plan, box, command, stdin, files, deadline, limit_bytes, interrupt)

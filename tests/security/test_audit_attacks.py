@@ -27,6 +27,7 @@ from tests.services.gateway import start_gateway_process
 LIMITS = {"tools": {"unit_convert": {"rate": 0.01, "burst": 3}}}  # no token comes back during the test
 CONVERT = {"value": 1, "from_unit": "km", "to_unit": "m"}
 FLOOD = 300
+ROTATIONS = 180  # under the default burst of one tool (200): every one is a 403, none a 429
 REPO = Path(__file__).resolve().parents[2]
 COLONY = str(Path(sys.executable).parent / "colony")
 
@@ -103,10 +104,11 @@ def test_401_403_and_429_are_recorded_with_who_and_for_whom(gateway: Gateway) ->
 
     log = gateway.stopped_log()
     unauthenticated = refusals(log, "unauthenticated")
-    assert {(e.who, e.what, e.detail["client"]) for e in unauthenticated} == {
-        ("anonymous", "POST /v1/tool_call", "127.0.0.1"),
-        ("anonymous", "POST /mcp", "127.0.0.1"),
-    }
+    assert [(e.who, e.what, e.detail["client"]) for e in unauthenticated] == [
+        ("anonymous", "POST /v1/tool_call", "127.0.0.1"),  # the first of its kind, as it was
+        ("anonymous", "POST *", "127.0.0.1"),  # the rest of the window, with what they asked for
+    ]
+    assert unauthenticated[1].detail["names"]["what"] == ["POST /mcp", "POST /v1/tool_call"]
     assert sum(e.detail["count"] for e in unauthenticated) == 3
     forbidden = {(e.who, e.on_behalf, e.what) for e in refusals(log, "forbidden")}
     assert forbidden == {
@@ -144,6 +146,36 @@ def test_hammering_a_limit_writes_one_entry_a_second_not_one_a_request(gateway: 
         assert sum(e.detail["count"] for e in entries) == FLOOD  # every refusal counted
         span = max(e.detail["last_at"] for e in entries) - min(e.detail["first_at"] for e in entries)
         assert len(entries) <= span + 3  # at most one write a second (and the tail flushed on the way out)
+
+
+def test_rotating_claimed_agents_and_paths_costs_a_few_entries_not_one_each(gateway: Gateway) -> None:
+    """A caller changing the agent it claims (403) or the path it asks for (401) on every request."""
+    note = {"tool_name": "append_note", "tool_args": {"note": "x"}, **CASE}
+    with httpx.Client(timeout=30) as client:
+        forbidden = [
+            client.post(
+                f"{gateway.url}/v1/tool_call",
+                json=note,
+                headers={"authorization": "Bearer agent-token", "x-colony-agent": f"agent-{index}"},
+            ).status_code
+            for index in range(ROTATIONS)
+        ]
+        unauthenticated = [
+            client.get(f"{gateway.url}/v1/approvals/guess-{index}").status_code for index in range(ROTATIONS)
+        ]
+    assert set(forbidden) == {403} and set(unauthenticated) == {401}
+    log = gateway.stopped_log()
+    for verdict, first, what in (
+        ("forbidden", ("engineer-1", "agent-0", "call append_note"), "call append_note"),
+        ("unauthenticated", ("anonymous", "anonymous", "GET /v1/approvals/guess-0"), "GET *"),
+    ):
+        entries = refusals(log, verdict)
+        assert sum(e.detail["count"] for e in entries) == ROTATIONS  # every refusal counted
+        assert (entries[0].who, entries[0].on_behalf, entries[0].what) == first  # the first of its kind, as it was
+        assert entries[0].detail["count"] == 1
+        span = max(e.detail["last_at"] for e in entries) - min(e.detail["first_at"] for e in entries)
+        assert len(entries) <= 2 * (1 + span // 60)  # the first and one count per minute's window
+        assert all(e.what in (first[2], what) for e in entries[1:])
 
 
 def test_who_acted_cannot_be_forged_by_the_caller(gateway: Gateway) -> None:

@@ -36,6 +36,7 @@ from colony.surfaces.gateway.origins import OriginPolicy, TransportGuardMiddlewa
 from colony.surfaces.gateway.refused import Admitted, CountUnauthenticated
 from colony.surfaces.gateway.routing import Router
 from colony.surfaces.gateway.settings import GatewaySettings
+from colony.surfaces.gateway.shares import PrincipalWaits
 from colony.surfaces.gateway.throttle import McpCallLimits
 from colony.surfaces.mcp_server import AGENT_HEADER, build_mcp_server
 
@@ -55,7 +56,8 @@ _ERROR_MEANINGS = {
     415: "The request body is not declared as application/json.",
     421: "The Host header names another server (DNS rebinding is refused).",
     422: "The request body does not fit ToolCallRequest.",
-    429: "The caller is over its rate or concurrency limit for the tool (Retry-After says when to retry).",
+    429: "The caller is over its rate or concurrency limit for the tool, or its client address over its share "
+    "of connections (Retry-After says when to retry).",
     504: "The tool or a peer did not answer in time.",
 }
 
@@ -264,7 +266,7 @@ def create_app(
             "peers": [listing.status for listing in listings],
         }
 
-    app.include_router(approval_routes(runtime, authenticator))
+    app.include_router(approval_routes(runtime, authenticator, PrincipalWaits(settings.max_waits_per_principal)))
 
     def handle_error(request: Request, error: Exception) -> Awaitable[JSONResponse] | None:
         """The app's own handler for what a hot-path call raised (None: the server-error handler's)."""

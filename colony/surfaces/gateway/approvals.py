@@ -6,7 +6,10 @@
     POST /v1/approvals/{id}/reject
 
 The long poll holds no worker thread: it sleeps on the event loop and reads the
-kernel in a short thread offload, backing off from 0.2 s to 2 s between reads.
+kernel in a short thread offload, backing off from 0.2 s to 2 s between reads. It
+holds a connection, though, so each principal may hold only a few at once
+(``PrincipalWaits``); one more is answered 429 with ``Retry-After``, counted for the
+audit log like any call over a limit.
 """
 
 from __future__ import annotations
@@ -18,11 +21,13 @@ import anyio
 import anyio.to_thread
 from fastapi import APIRouter, Path, Query, Request
 
+from colony.errors import RateLimitedError
 from colony.runtime import Principal, Runtime
 from colony.runtime.held import resolution
 from colony.runtime.kernel_access import authorize_approval_decision, visible_approvals
 from colony.surfaces.auth import Authenticator
 from colony.surfaces.gateway.models import DecisionRequest
+from colony.surfaces.gateway.shares import PrincipalWaits
 
 __all__ = ["MAX_WAIT_SECONDS", "approval_links", "approval_routes"]
 
@@ -46,8 +51,11 @@ def approval_links(approval_id: str) -> dict[str, Any]:
     }
 
 
-def approval_routes(runtime: Runtime, authenticator: Authenticator) -> APIRouter:
-    """The approval API over ``runtime``'s kernel, for the callers ``authenticator`` knows."""
+def approval_routes(runtime: Runtime, authenticator: Authenticator, waits: PrincipalWaits) -> APIRouter:
+    """The approval API over ``runtime``'s kernel, for the callers ``authenticator`` knows.
+
+    ``waits`` bounds each principal's long polls.
+    """
     router = APIRouter(prefix="/v1/approvals", tags=["approvals"])
 
     def kernel() -> Any:
@@ -89,11 +97,22 @@ def approval_routes(runtime: Runtime, authenticator: Authenticator) -> APIRouter
         """One request; with ``wait``, answers as soon as it is decided (or when the wait is over)."""
         principal = caller(request)
         approval = await read(approval_id, principal)
-        deadline, pause = time.monotonic() + wait, _FIRST_POLL
-        while approval.state.value == "pending" and time.monotonic() < deadline:
-            await anyio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
-            pause = min(pause * 2, _MAX_POLL)
-            approval = await read(approval_id, principal)
+        if approval.state.value != "pending" or not wait:
+            return {"ok": True, "approval": shown(approval)}
+        try:
+            waits.take(principal.agent_id)
+        except RateLimitedError as error:
+            runtime.refusals.note(principal.agent_id, None, f"wait approval {approval_id}", 429, str(error))
+            await runtime.refusals.flush_if_due()
+            raise
+        try:
+            deadline, pause = time.monotonic() + wait, _FIRST_POLL
+            while approval.state.value == "pending" and time.monotonic() < deadline:
+                await anyio.sleep(min(pause, max(0.0, deadline - time.monotonic())))
+                pause = min(pause * 2, _MAX_POLL)
+                approval = await read(approval_id, principal)
+        finally:
+            waits.give(principal.agent_id)
         return {"ok": True, "approval": shown(approval)}
 
     async def decide(request: Request, approval_id: str, body: DecisionRequest, approve: bool) -> dict[str, Any]:

@@ -13,8 +13,13 @@ for a response that streams) so one write, one system call and one TCP segment
 carry both: uvicorn writes them separately, and on the hot path the second write
 costs as much as the call.
 
+Each client address holds at most its share of the connection cap (see
+shares.py): a connection past it is not counted against the cap, and its request
+is answered 429 with ``Retry-After`` as soon as its head is complete.
+
 ``server_options(settings)`` gives uvicorn everything it needs for the
-gateway: this protocol and its limits, the keep-alive and the connection cap.
+gateway: this protocol and its limits, the keep-alive, the connection cap and
+each client's share of it.
 """
 
 from __future__ import annotations
@@ -26,6 +31,9 @@ from typing import TYPE_CHECKING, Any
 
 from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
 
+from colony.errors import RateLimitedError
+from colony.surfaces.gateway.shares import ClientShares
+
 if TYPE_CHECKING:
     from colony.surfaces.gateway.settings import GatewaySettings
 
@@ -34,6 +42,8 @@ __all__ = ["GatewayHttpProtocol", "HeadWithBody", "server_options"]
 logger = logging.getLogger("colony.gateway")
 
 DEFAULT_MAX_HEAD_BYTES = 16 * 1024
+RETRY_AFTER_SECONDS = 1  # a connection past its client's share: one of the client's own ends at no known time
+_PHRASES = {408: "Request Timeout", 429: "Too Many Requests", 431: "Request Header Fields Too Large"}
 
 
 class GatewayHttpProtocol(HttpToolsProtocol):
@@ -42,7 +52,11 @@ class GatewayHttpProtocol(HttpToolsProtocol):
     One watchdog timer per connection, not one per request: a request only
     notes when its head's clock started (``head_started``), and the watchdog,
     waking at most once per timeout, drops a connection whose head is late.
+
+    ``shares`` (a subclass's, see ``server_options``) counts each client's connections.
     """
+
+    shares: ClientShares | None = None
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
@@ -51,19 +65,34 @@ class GatewayHttpProtocol(HttpToolsProtocol):
         self.head_started: float | None = None  # when the pending head's clock started; None: no head pending
         self.head_bytes = 0
         self.watchdog: asyncio.TimerHandle | None = None
+        self.counted: str | None = None  # the client address whose share this connection takes
+        self.over_share: bytearray | None = None  # past its client's share: the head received so far
 
     def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
         self.head_started = self.loop.time()
         self.watchdog = self.loop.call_later(self.head_timeout, self._watch)
+        if self.shares is not None and self.client is not None:
+            taken = self.shares.take(self.client[0])
+            if taken:
+                self.counted = self.client[0]
+            elif taken is False:
+                self.connections.discard(self)  # not counted against the cap: it is only ever refused
+                self.over_share = bytearray()
 
     def connection_lost(self, exc: Exception | None) -> None:
         if self.watchdog is not None:
             self.watchdog.cancel()
             self.watchdog = None
+        if self.counted is not None and self.shares is not None:
+            self.shares.give(self.counted)
+            self.counted = None
         super().connection_lost(exc)
 
     def data_received(self, data: bytes) -> None:
+        if self.over_share is not None:
+            self._past_share(data)
+            return
         if self.head_started is not None:
             self.head_bytes += len(data)
         super().data_received(data)
@@ -101,16 +130,38 @@ class GatewayHttpProtocol(HttpToolsProtocol):
         else:
             self._refuse(408, f"request head not complete within {self.head_timeout:g} s")
 
+    def _past_share(self, data: bytes) -> None:
+        """A connection past its client's share: read its head, then answer 429 and close."""
+        if self.transport.is_closing() or self.over_share is None:
+            return
+        self.over_share += data
+        self.head_bytes = len(self.over_share)
+        if b"\r\n\r\n" in self.over_share:
+            share = self.shares.share if self.shares is not None else 0
+            retry = RETRY_AFTER_SECONDS
+            error = RateLimitedError(
+                f"client {self.client[0] if self.client else '?'} already holds {share} connections, its share "
+                "of this gateway; close one or retry later",
+                retry_after_seconds=retry,
+            )
+            self._write_closing(429, error.to_dict(), ((b"retry-after", str(retry).encode()),))
+        elif self.head_bytes > self.max_head_bytes:
+            self._refuse(431, f"request head over {self.max_head_bytes} bytes")
+
     def _refuse(self, status: int, reason: str) -> None:
         client = f"client {self.client[0]}:{self.client[1]}" if self.client else "a client"
         logger.warning("%s: %s (%d bytes received); answered %d and closed", client, reason, self.head_bytes, status)
-        phrase = {408: "Request Timeout", 431: "Request Header Fields Too Large"}[status]
-        body = json.dumps({"ok": False, "error": {"type": "HTTPError", "message": reason}}).encode()
+        self._write_closing(status, {"type": "HTTPError", "message": reason})
+
+    def _write_closing(self, status: int, error: dict[str, Any], headers: tuple[tuple[bytes, bytes], ...] = ()) -> None:
+        """Answer ``status`` with ``error`` as the gateway's JSON error body, and close the connection."""
+        body = json.dumps({"ok": False, "error": error}).encode()
+        extra = b"".join(name + b": " + value + b"\r\n" for name, value in headers)
         head = (
-            f"HTTP/1.1 {status} {phrase}\r\ncontent-type: application/json\r\n"
-            f"content-length: {len(body)}\r\nconnection: close\r\n\r\n"
+            f"HTTP/1.1 {status} {_PHRASES[status]}\r\ncontent-type: application/json\r\n"
+            f"content-length: {len(body)}\r\nconnection: close\r\n"
         ).encode()
-        self.transport.write(head + body)
+        self.transport.write(head + extra + b"\r\n" + body)
         self.transport.close()
 
 
@@ -159,10 +210,13 @@ def server_options(settings: GatewaySettings) -> dict[str, Any]:
 
     X-Forwarded-* headers are read only from the proxies the operator names: uvicorn would
     otherwise believe them from any loopback client, which could then put any address in
-    the audit log. No ``server`` header names what serves the gateway.
+    the audit log. No ``server`` header names what serves the gateway. The protocol is a
+    subclass of its own, counting this server's connections per client address.
     """
+    shares = ClientShares(settings.client_share, settings.trusted_proxies)
+    protocol = type("GatewayHttpProtocol", (GatewayHttpProtocol,), {"shares": shares})
     return {
-        "http": GatewayHttpProtocol,
+        "http": protocol,
         "timeout_keep_alive": settings.header_timeout_seconds,
         "h11_max_incomplete_event_size": settings.max_header_bytes,
         "limit_concurrency": settings.max_connections,

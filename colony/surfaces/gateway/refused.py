@@ -4,8 +4,8 @@ A 401 has no principal: it is counted as ``anonymous`` with the client's address
 host: one key per source, not per connection). A 429 is counted with the principal
 and the tool. 403s are counted where they are decided (``Runtime.call``, routing, the
 approval API, the kernel tools). Counting is in memory; the runtime's
-:class:`~colony.runtime.refusals.RefusalRecorder` writes at most once a second, so a
-caller hammering a limit costs the database one entry per second, not one per request.
+:class:`~colony.runtime.refusals.RefusalRecorder` aggregates them per kind and window, so a
+caller hammering a limit costs the database two entries a minute, not one per request.
 """
 
 from __future__ import annotations

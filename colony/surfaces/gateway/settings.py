@@ -100,6 +100,19 @@ class GatewaySettings(BaseModel):
     max_connections: int = Field(
         default=1000, ge=1, description="Connections and requests held at once; beyond it a request gets 503."
     )
+    max_connections_per_client: int | None = Field(
+        default=None,
+        ge=1,
+        description="Connections one client address may hold at once, counted before authentication; a request "
+        "on one more is answered 429 with Retry-After and does not count against max_connections. Default: a "
+        "tenth of max_connections (100 of 1,000). Connections from trusted_proxies are not counted.",
+    )
+    max_waits_per_principal: int = Field(
+        default=4,
+        ge=1,
+        description="Approval long polls (GET /v1/approvals/{id}?wait=S) one principal may hold at once, from "
+        "any address; one more is answered 429 with Retry-After.",
+    )
     rate_limits: RateLimitSettings = Field(
         default_factory=RateLimitSettings, description="Per-principal call rates and concurrency, per tool."
     )
@@ -144,6 +157,11 @@ class GatewaySettings(BaseModel):
     def node(self) -> str:
         """The name this node reports."""
         return self.node_id or f"{self.host}:{self.port}"
+
+    @property
+    def client_share(self) -> int:
+        """The connections one client address may hold: its setting, else a tenth of the cap (at least one)."""
+        return self.max_connections_per_client or max(1, self.max_connections // 10)
 
     def token_table(self) -> dict[str, TokenGrant]:
         """The static bearer tokens, each with the principal it stands for (empty: none)."""
@@ -206,6 +224,8 @@ class GatewaySettings(BaseModel):
             "max_header_bytes": "MAX_HEADER_BYTES",
             "body_timeout_seconds": "BODY_TIMEOUT",
             "max_connections": "MAX_CONNECTIONS",
+            "max_connections_per_client": "MAX_CONNECTIONS_PER_CLIENT",
+            "max_waits_per_principal": "MAX_WAITS_PER_PRINCIPAL",
         }
         for field, suffix in simple.items():
             if env.get(f"COLONY_GATEWAY_{suffix}"):

@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from colony.callers import CURRENT_CALLER
 from colony.deadlines import deadline_scope
 from colony.errors import SandboxError
 from colony.sandbox import ImageRole, SandboxConfig, SandboxSession
@@ -85,3 +86,45 @@ def test_a_caller_cancelled_while_waiting_leaves_the_running_call_alone(single: 
 
     assert asyncio.run(scenario())["stdout"] == "done\n"
     assert container_of(single) == container  # nothing was killed or replaced
+
+
+def test_callers_waiting_are_served_in_turn_not_in_a_race(single: TightShell) -> None:
+    """One container, one call at a time: bob's one call comes between alice's, not after all of them."""
+    pool = single.sandbox_session._held.pool
+    plan = single._container_plan()
+    order: list[str] = []
+
+    async def call(caller: str, name: str) -> None:
+        CURRENT_CALLER.set(caller)  # what Runtime.call does; each task has a context of its own
+        answer = await _script(single, f"sleep 1; echo {name}")
+        order.append(answer["stdout"].strip())
+
+    async def queued(waiting: dict[str | None, int]) -> None:
+        for _ in range(600):  # until the pool holds these waiting calls (bounded: 60 s)
+            queues = pool.plans.waiting.get(plan, {})
+            if {caller: len(queue) for caller, queue in queues.items()} == waiting:
+                return
+            await asyncio.sleep(0.1)
+        pytest.fail(f"the pool never held {waiting}")
+
+    async def scenario() -> None:
+        tasks = [asyncio.create_task(call("alice", "a0"))]
+        while not pool.ids(plan) and not order:
+            await asyncio.sleep(0.1)  # a0 holds the container
+        tasks.append(asyncio.create_task(call("alice", "a1")))
+        await queued({"alice": 1})
+        tasks.append(asyncio.create_task(call("alice", "a2")))
+        await queued({"alice": 2})
+        tasks.append(asyncio.create_task(call("bob", "b0")))
+        await queued({"alice": 2, "bob": 1})
+        await asyncio.gather(*tasks)
+
+    asyncio.run(scenario())
+    assert order == ["a0", "a1", "b0", "a2"]
+
+
+def test_a_callers_share_is_all_but_one_container_unless_set() -> None:
+    assert ImageRole(image="x", max_containers=4).caller_share == 3
+    assert ImageRole(image="x", max_containers=1).caller_share == 1
+    assert ImageRole(image="x", max_containers=4, max_containers_per_caller=4).caller_share == 4
+    assert ImageRole(image="x", max_containers=2, max_containers_per_caller=8).caller_share == 2
