@@ -27,6 +27,7 @@ from colony.surfaces.definitions import catalog_record, served_definition
 from colony.surfaces.error_mapping import http_headers, http_status
 from colony.surfaces.gateway.approvals import approval_links, approval_routes
 from colony.surfaces.gateway.body import BodyGuardMiddleware
+from colony.surfaces.gateway.docs import serve_docs
 from colony.surfaces.gateway.hot_path import Answer, HotPath
 from colony.surfaces.gateway.limits import McpAuthEndpoint
 from colony.surfaces.gateway.mcp_methods import StatelessMcpMethods
@@ -135,8 +136,11 @@ def create_app(
         summary="Colony's tools over HTTP and MCP, behind capability tokens.",
         version="1",
         lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
+    serve_docs(app)
     policy = OriginPolicy.for_gateway(settings)
     max_bytes, timeout_seconds = settings.max_body_bytes, settings.body_timeout_seconds
     app.add_middleware(BodyGuardMiddleware, max_bytes=max_bytes, timeout_seconds=timeout_seconds)
