@@ -11,10 +11,9 @@ import httpx
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import AnyHttpUrl, TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
@@ -23,6 +22,7 @@ from starlette.types import ASGIApp
 from colony.errors import ColonyError, field_errors, summarize
 from colony.runtime import KernelProvider, Runtime
 from colony.runtime.rate_limits import RateLimiter
+from colony.surfaces.auth import principal_of
 from colony.surfaces.definitions import catalog_record, served_definition
 from colony.surfaces.error_mapping import http_headers, http_status
 from colony.surfaces.gateway.approvals import approval_links, approval_routes
@@ -35,6 +35,7 @@ from colony.surfaces.gateway.mesh import merge
 from colony.surfaces.gateway.models import ToolCallRequest, ToolCallResponse
 from colony.surfaces.gateway.origins import OriginPolicy, TransportGuardMiddleware
 from colony.surfaces.gateway.refused import Admitted, CountUnauthenticated
+from colony.surfaces.gateway.resource import metadata_url, resource_routes
 from colony.surfaces.gateway.routing import Router
 from colony.surfaces.gateway.settings import GatewaySettings
 from colony.surfaces.gateway.throttle import McpCallLimits
@@ -85,7 +86,7 @@ def create_app(
     authenticator = settings.authenticator()
     challenge = 'Bearer realm="colony"'
     if settings.uses_jwt and settings.jwt_audience:
-        metadata = build_resource_metadata_url(AnyHttpUrl(settings.jwt_audience))
+        metadata = metadata_url(settings.jwt_audience)
         challenge = f'Bearer realm="colony", resource_metadata="{metadata}"'
     limiter = RateLimiter(settings.rate_limits)
     manager = StreamableHTTPSessionManager(
@@ -114,7 +115,7 @@ def create_app(
 
     async def tool_call(headers: Headers, raw: bytes) -> Answer:
         """Run a tool here, on a named peer, or on the first healthy node that has it."""
-        principal = authenticator.authenticate(headers.get("authorization"))
+        principal = await principal_of(authenticator, headers.get("authorization"))
         body = _parse_tool_call(raw)
         agent = (headers.get(AGENT_HEADER) or "").strip() or None
         async with Admitted(limiter, runtime.refusals, principal, body.tool_name, agent):
@@ -167,21 +168,7 @@ def create_app(
     mcp_endpoint = StatelessMcpMethods(McpAuthEndpoint(authenticator, mcp_calls, challenge))
     app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"]))
     if settings.uses_jwt and settings.jwt_audience:
-        app.router.routes.extend(
-            create_protected_resource_routes(
-                resource_url=AnyHttpUrl(settings.jwt_audience),
-                authorization_servers=[AnyHttpUrl(url) for url in settings.authorization_servers],
-                scopes_supported=[
-                    "tool:*",
-                    "kernel:read",
-                    "kernel:propose",
-                    "kernel:record",
-                    "kernel:approve",
-                    "colony:operator",
-                ],
-                resource_name="Colony gateway",
-            )
-        )
+        app.router.routes.extend(resource_routes(settings.jwt_audience, settings.authorization_servers))
 
     @app.exception_handler(ColonyError)
     async def colony_error(_: Request, error: ColonyError) -> JSONResponse:
@@ -232,7 +219,7 @@ def create_app(
         too, one record per tool id and version with every node that serves it (``nodes``), and
         a ``peers`` section saying which peers answered and what went wrong with the others.
         """
-        principal = authenticator.authenticate(request.headers.get("authorization"))
+        principal = await principal_of(authenticator, request.headers.get("authorization"))
 
         def wanted(record: dict[str, Any]) -> bool:
             if not set(policy_tag or ()) <= set(record["policy_tags"]):

@@ -21,7 +21,7 @@ from fastapi import APIRouter, Path, Query, Request
 from colony.runtime import Principal, Runtime
 from colony.runtime.held import resolution
 from colony.runtime.kernel_access import authorize_approval_decision, visible_approvals
-from colony.surfaces.auth import Authenticator
+from colony.surfaces.auth import Authenticator, principal_of
 from colony.surfaces.gateway.models import DecisionRequest
 
 __all__ = ["MAX_WAIT_SECONDS", "approval_links", "approval_routes"]
@@ -53,8 +53,8 @@ def approval_routes(runtime: Runtime, authenticator: Authenticator) -> APIRouter
     def kernel() -> Any:
         return runtime.kernels.get()
 
-    def caller(request: Request) -> Principal:
-        return authenticator.authenticate(request.headers.get("authorization"))
+    async def caller(request: Request) -> Principal:
+        return await principal_of(authenticator, request.headers.get("authorization"))
 
     async def read(approval_id: str, principal: Principal) -> Any:
         approval = await anyio.to_thread.run_sync(kernel().get_approval, approval_id)
@@ -72,7 +72,7 @@ def approval_routes(runtime: Runtime, authenticator: Authenticator) -> APIRouter
         agent_id: Annotated[str | None, Query(max_length=256, description="Only this agent's (operators).")] = None,
     ) -> dict[str, Any]:
         """Approval requests, newest first: all of them for an operator, the caller's own for an agent."""
-        principal = caller(request)
+        principal = await caller(request)
         async with runtime.refusals.forbidden(principal.agent_id, agent_id, "list approvals"):
             agent = visible_approvals(principal, agent_id)
         found = await anyio.to_thread.run_sync(lambda: kernel().list_approvals(state=state, agent_id=agent))
@@ -87,7 +87,7 @@ def approval_routes(runtime: Runtime, authenticator: Authenticator) -> APIRouter
         ] = 0.0,
     ) -> dict[str, Any]:
         """One request; with ``wait``, answers as soon as it is decided (or when the wait is over)."""
-        principal = caller(request)
+        principal = await caller(request)
         approval = await read(approval_id, principal)
         deadline, pause = time.monotonic() + wait, _FIRST_POLL
         while approval.state.value == "pending" and time.monotonic() < deadline:
@@ -97,7 +97,7 @@ def approval_routes(runtime: Runtime, authenticator: Authenticator) -> APIRouter
         return {"ok": True, "approval": shown(approval)}
 
     async def decide(request: Request, approval_id: str, body: DecisionRequest, approve: bool) -> dict[str, Any]:
-        principal = caller(request)
+        principal = await caller(request)
         asked = await anyio.to_thread.run_sync(kernel().get_approval, approval_id)
         verb = "approve" if approve else "reject"
         async with runtime.refusals.forbidden(principal.agent_id, asked.agent_id, f"{verb} approval {approval_id}"):

@@ -115,7 +115,7 @@ def jwt_gateway(start_gateway: StartGateway, jwks: dict[str, Any], tmp_path_fact
 
 def test_the_gateway_serves_its_resource_metadata_and_challenges_with_it(jwt_gateway: str) -> None:
     metadata = httpx.get(f"{jwt_gateway}/.well-known/oauth-protected-resource/mcp", timeout=10).json()
-    assert metadata["resource"] == AUDIENCE and metadata["authorization_servers"] == [ISSUER + "/"]
+    assert metadata["resource"] == AUDIENCE and metadata["authorization_servers"] == [ISSUER]
     refused = httpx.post(f"{jwt_gateway}/v1/tool_call", json={"tool_name": "unit_convert"}, timeout=10)
     assert refused.status_code == 401
     assert (
