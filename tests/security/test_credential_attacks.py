@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 import time
@@ -56,7 +57,7 @@ class Issuer:
         issuer = self
 
         class Handler(BaseHTTPRequestHandler):
-            def do_GET(self) -> None:  # noqa: N802 - the http.server name
+            def do_GET(self) -> None:
                 issuer.fetches += 1
                 time.sleep(issuer.delay)
                 body = json.dumps(issuer.jwks).encode()
@@ -121,7 +122,7 @@ async def test_fetching_the_jwks_for_an_unknown_key_does_not_stall_the_event_loo
         group.cancel_scope.cancel()
     assert [principal.agent_id for principal in principals] == ["engineer-1"] * 20
     assert issuer.fetches == 1, "concurrent requests for one unknown key share one fetch"
-    assert max(b - a for a, b in zip(ticks, ticks[1:], strict=False)) < 0.5, "the loop kept running during the fetch"
+    assert max(b - a for a, b in itertools.pairwise(ticks)) < 0.5, "the loop kept running during the fetch"
 
 
 async def test_unknown_key_ids_cannot_make_the_gateway_hammer_the_issuer(
@@ -152,7 +153,7 @@ async def test_the_audience_is_accepted_with_or_without_a_trailing_slash(
 ) -> None:
     verifier = JwtAuthenticator(JwtSettings(audience=AUDIENCE + "/", jwks_url=issuer.url))
     assert (await principal_of(verifier, bearer(key, aud=aud))).agent_id == "engineer-1"
-    with pytest.raises(AuthenticationError, match="(?i)audience"):
+    with pytest.raises(AuthenticationError, match="Audience doesn't match"):
         await principal_of(verifier, bearer(key, aud="https://colony.example.evil"))
 
 
