@@ -152,6 +152,7 @@ class Governor:
             if approval.state is not ApprovalState.APPROVED:
                 return await self._not_approved(outcome, approval)
             token, reviewer = await self._claim(approval, tool.name, action, arguments, acting)
+            outcome.verdict = approved_verdict(shown, reviewer)
         assert verdict.proposal_id is not None
         authorization = Authorization._issue(
             proposal_id=verdict.proposal_id,
@@ -194,6 +195,7 @@ class Governor:
         if approval.state is not ApprovalState.APPROVED:
             return await self._not_approved(outcome, approval)
         token, reviewer = await self._claim(approval, tool.name, action, arguments, acting)
+        outcome.verdict = approved_verdict(shown, reviewer)
         authorization = Authorization._issue(
             proposal_id=approval.proposal_id,
             agent_id=acting.agent_id,
@@ -393,3 +395,8 @@ class Governor:
     def _refused(self, outcome: OutcomeDraft, verdict: dict[str, Any]) -> None:
         if self.events is not None:
             self.events.gate_refused(outcome.acting, outcome.tool, outcome.action, verdict)
+
+
+def approved_verdict(held: dict[str, Any], reviewer: str | None) -> dict[str, Any]:
+    """The verdict of a held call a person approved: it runs, so it answers ``execute``, saying who approved."""
+    return {**held, "decision": "execute", "approved_by": reviewer}

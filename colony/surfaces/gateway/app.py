@@ -29,6 +29,7 @@ from colony.surfaces.gateway.approvals import approval_links, approval_routes
 from colony.surfaces.gateway.body import BodyGuardMiddleware
 from colony.surfaces.gateway.docs import serve_docs
 from colony.surfaces.gateway.hot_path import Answer, HotPath
+from colony.surfaces.gateway.jsonrpc import JsonRpcGuard
 from colony.surfaces.gateway.limits import McpAuthEndpoint
 from colony.surfaces.gateway.mcp_methods import StatelessMcpMethods
 from colony.surfaces.gateway.mesh import merge
@@ -165,7 +166,7 @@ def create_app(
     else:  # outermost of all: every 401 is counted, the hot path's as well as the app's routes'
         app.outermost = lambda stack: CountUnauthenticated(hot_path(stack), runtime.refusals)
     mcp_calls = McpCallLimits(StreamableHTTPASGIApp(manager), limiter, runtime.refusals)
-    mcp_endpoint = StatelessMcpMethods(McpAuthEndpoint(authenticator, mcp_calls, challenge))
+    mcp_endpoint = StatelessMcpMethods(McpAuthEndpoint(authenticator, JsonRpcGuard(mcp_calls), challenge))
     app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"]))
     if settings.uses_jwt and settings.jwt_audience:
         app.router.routes.extend(resource_routes(settings.jwt_audience, settings.authorization_servers))
