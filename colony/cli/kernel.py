@@ -106,15 +106,11 @@ def tick(
 
 @kernel_app.command("profile")
 def profile(agent: Annotated[str, typer.Argument(help="The agent's id.")], as_json: JsonFlag = False) -> None:
-    """Show an agent's trust profile (reads only: an agent the kernel never saw is an error)."""
+    """Show an agent's trust profile (reads only: an agent never seen shows the default SANDBOX profile)."""
     try:
-        found = _kernel(as_json).find_profile(agent)
+        found = _kernel(as_json).agent_profile(agent)
     except ColonyError as error:
         raise _fail(error, as_json) from None
-    if found is None:
-        raise _fail(
-            f"unknown agent {agent!r} (the kernel has never seen it; `colony kernel trust` creates it)", as_json
-        )
     _show(found, as_json)
 
 
