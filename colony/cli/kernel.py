@@ -9,15 +9,15 @@ from typing import Annotated, Any
 
 import typer
 from pydantic import BaseModel
-from rich.console import Console
 from rich.table import Table
 
+from colony.cli.output import cli_console
 from colony.cli.settings import command_settings
 from colony.errors import ColonyError
 from colony.kernel import ColonyKernel, ColonyStatus
 
 kernel_app = typer.Typer(no_args_is_help=True, help="The Colony kernel: gate, trust, budget, pheromones.")
-console = Console()
+console = cli_console()
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 FileArgument = Annotated[str, typer.Argument(help="A JSON file, or '-' for standard input.")]
 
@@ -27,7 +27,7 @@ def _fail(error: ColonyError | str, as_json: bool) -> typer.Exit:
     if as_json:
         typer.echo(json.dumps({"ok": False, "error": payload}))
     else:
-        Console(stderr=True).print(f"[red]error:[/red] {payload['message']}", highlight=False, soft_wrap=True)
+        cli_console(stderr=True).print(f"[red]error:[/red] {payload['message']}", highlight=False, soft_wrap=True)
     return typer.Exit(code=1)
 
 
