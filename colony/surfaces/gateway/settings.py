@@ -131,6 +131,14 @@ class GatewaySettings(BaseModel):
                 raise ValueError(str(error)) from None
         return tokens
 
+    @field_validator("authorization_servers")
+    @classmethod
+    def _servers_are_urls(cls, servers: list[str]) -> list[str]:
+        for server in servers:
+            if not server.startswith(("https://", "http://")):
+                raise ValueError(f"{server!r} is not an authorization server URL: expected https://issuer.example")
+        return servers
+
     @field_validator("allowed_hosts")
     @classmethod
     def _hosts_lowercase(cls, hosts: list[str]) -> list[str]:

@@ -148,3 +148,11 @@ def test_jwt_and_static_tokens_are_exclusive(tmp_path: Path) -> None:
     settings = GatewaySettings(jwks_file=str(tmp_path / "x"), jwt_audience=AUDIENCE, tokens={"t": {"agent": "a"}})
     with pytest.raises(SurfaceError, match="not both"):
         settings.authenticator()
+
+
+def test_authorization_servers_must_be_urls(monkeypatch: pytest.MonkeyPatch) -> None:
+    from colony.surfaces.gateway import GatewaySettings
+
+    monkeypatch.setenv("COLONY_GATEWAY_AUTHORIZATION_SERVERS", "auth.example")
+    with pytest.raises(SurfaceError, match="authorization_servers.*'auth.example' is not an authorization server URL"):
+        GatewaySettings.from_env()
