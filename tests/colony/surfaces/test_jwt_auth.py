@@ -154,5 +154,7 @@ def test_authorization_servers_must_be_urls(monkeypatch: pytest.MonkeyPatch) -> 
     from colony.surfaces.gateway import GatewaySettings
 
     monkeypatch.setenv("COLONY_GATEWAY_AUTHORIZATION_SERVERS", "auth.example")
-    with pytest.raises(SurfaceError, match="authorization_servers.*'auth.example' is not an authorization server URL"):
+    with pytest.raises(
+        SurfaceError, match=r"authorization_servers.*'auth\.example' is not an authorization server URL"
+    ):
         GatewaySettings.from_env()
