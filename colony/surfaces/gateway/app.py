@@ -19,6 +19,7 @@ from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from colony.api_docs import serve_docs
 from colony.errors import ColonyError, field_errors, summarize
 from colony.runtime import KernelProvider, Runtime
 from colony.runtime.rate_limits import RateLimiter
@@ -27,7 +28,6 @@ from colony.surfaces.definitions import catalog_record, served_definition
 from colony.surfaces.error_mapping import http_headers, http_status
 from colony.surfaces.gateway.approvals import approval_links, approval_routes
 from colony.surfaces.gateway.body import BodyGuardMiddleware
-from colony.surfaces.gateway.docs import serve_docs
 from colony.surfaces.gateway.hot_path import Answer, HotPath
 from colony.surfaces.gateway.jsonrpc import JsonRpcGuard
 from colony.surfaces.gateway.limits import McpAuthEndpoint

@@ -1,4 +1,4 @@
-"""The gateway's API pages (/docs and /redoc) with their scripts served by the gateway itself.
+"""API pages (/docs and /redoc) whose scripts the app serves itself: the gateway's and the HPC service's.
 
 FastAPI's pages load Swagger UI and ReDoc from a CDN, so they are blank on a
 machine without internet. The same assets ship in the ``fastapi-offline``
