@@ -43,6 +43,7 @@ MACHINE_PATHS = (
     MachinePath("kernel", "home", "COLONY_HOME"),
     MachinePath("hpc", "tokens_file", "COLONY_HPC_TOKENS_FILE"),
     MachinePath("gateway", "jwks_file", "COLONY_GATEWAY_JWKS_FILE"),
+    MachinePath("gateway", "tokens_file", "COLONY_GATEWAY_TOKENS_FILE"),
 )
 
 

@@ -285,9 +285,9 @@ def test_seed_001_an_unattested_report_is_an_operators(kernels: KernelProvider) 
     assert (recorded["status"], recorded["role"]) == ("recorded", "sandbox")
 
 
-def test_seed_001_unknown_agent_profile_is_created_on_demand(kernels: KernelProvider) -> None:
-    """'If the agent is unknown, a SANDBOX profile with trust_score=0.1 is created on demand.'"""
+def test_seed_001_unknown_agent_profile_is_the_sandbox_default_and_stores_nothing(kernels: KernelProvider) -> None:
+    """An unknown agent reads as a SANDBOX profile with trust_score=0.1; the read-only tool stores nothing."""
     profile = run_kernel_tool(kernels, "colony_agent_profile", {"agent_id": "newcomer"}, OPERATOR)
     assert (profile["role"], profile["trust_score"], profile["total_proposals"]) == ("sandbox", 0.1, 0)
     status = run_kernel_tool(kernels, "colony_status", {}, OPERATOR)
-    assert status["role_distribution"] == {"sandbox": 1}
+    assert status["role_distribution"] == {}

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import typer
-from rich.console import Console
 
 from colony.cli.agent import agent_app
 from colony.cli.approvals import approvals_app
@@ -12,6 +11,7 @@ from colony.cli.blocks import blocks_app
 from colony.cli.deploy import deploy
 from colony.cli.hpc import hpc_app
 from colony.cli.kernel import kernel_app
+from colony.cli.output import cli_console, quiet_prefect_drain
 from colony.cli.sandbox import sandbox_app
 from colony.cli.serve import gateway, mcp
 from colony.cli.tools import tools_app
@@ -24,6 +24,7 @@ app = typer.Typer(no_args_is_help=True, help="Colony: a governed tool runtime fo
 
 @app.callback()
 def _check_home() -> None:
+    quiet_prefect_drain()
     # Every command first checks COLONY_HOME (when the kernel's SQLite file lives there): a home
     # that is a file, cannot be created or is read-only is one line, not a traceback mid-command.
     try:
@@ -34,7 +35,7 @@ def _check_home() -> None:
         if not settings.database_url:
             settings.checked_home()
     except ColonyError as error:
-        Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
+        cli_console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
         raise typer.Exit(code=1) from None
 
 

@@ -14,8 +14,8 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
-from rich.console import Console
 
+from colony.cli.output import cli_console
 from colony.cli.settings import serving_settings
 from colony.errors import ColonyError
 from colony.kernel import KernelSettings
@@ -27,8 +27,8 @@ if TYPE_CHECKING:
 # `colony` command, and the servers it starts, would otherwise pay for importing it.
 
 agent_app = typer.Typer(no_args_is_help=True, help="Agents: what the model sees, the model loop, held runs.")
-console = Console()
-err = Console(stderr=True)
+console = cli_console()
+err = cli_console(stderr=True)
 SpecArgument = Annotated[Path, typer.Argument(help="The agent's spec file (YAML or JSON).")]
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 

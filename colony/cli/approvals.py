@@ -12,15 +12,15 @@ from datetime import UTC, datetime
 from typing import Annotated
 
 import typer
-from rich.console import Console
 from rich.table import Column, Table
 
 from colony.cli.kernel import JsonFlag, _fail, _kernel
+from colony.cli.output import cli_console
 from colony.errors import ColonyError
 from colony.kernel import Approval
 
 approvals_app = typer.Typer(no_args_is_help=True, help="Held calls waiting for (or decided by) a person.")
-console = Console()
+console = cli_console()
 IdArgument = Annotated[str, typer.Argument(help="The approval request's id.")]
 ReviewerOption = Annotated[
     str | None, typer.Option("--reviewer", help="Who decides, e.g. an email address (default: the local operator).")
@@ -126,7 +126,7 @@ def _resume(approval: Approval) -> bool:
 
     from flows.holds import resume_run
 
-    errors = Console(stderr=True, soft_wrap=True)
+    errors = cli_console(stderr=True, soft_wrap=True)
     if not PREFECT_API_URL.value():  # no server named: never start a temporary one on its database
         errors.print(
             f"flow run {approval.flow_run_id} waits on it: the colony-tick deployment resumes it "
@@ -163,7 +163,7 @@ def approve(
         raise _fail(error, as_json) from None
     _emit(approval, as_json)
     if not _resume(approval) and not as_json:
-        Console(stderr=True).print(
+        cli_console(stderr=True).print(
             f"approved: resubmit the call with approval id {approval.approval_id} "
             f"(colony tools call {approval.tool} ... --approval {approval.approval_id})",
             highlight=False,

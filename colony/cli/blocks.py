@@ -6,15 +6,15 @@ import importlib
 from typing import TYPE_CHECKING
 
 import typer
-from rich.console import Console
 
+from colony.cli.output import cli_console
 from colony.errors import ColonyError, SettingsError
 
 if TYPE_CHECKING:
     from colony.settings import ColonySettings
 
 blocks_app = typer.Typer(no_args_is_help=True, help="Colony's Prefect blocks.")
-console = Console()
+console = cli_console()
 
 
 @blocks_app.command("register")
@@ -29,7 +29,7 @@ def save() -> None:
     try:
         name = save_settings_block()
     except ColonyError as error:
-        Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
+        cli_console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
         raise typer.Exit(code=1) from None
     console.print(f"[green]✓[/green] saved this environment's settings as the ColonyConfig block {name!r}")
 

@@ -20,11 +20,12 @@ from collections.abc import Callable, Iterator
 
 import httpx
 import typer
-from rich.console import Console
+
+from colony.cli.output import cli_console
 
 __all__ = ["child_process"]
 
-console = Console()
+console = cli_console()
 STARTUP_SECONDS = 120
 STOP_SECONDS = 20
 PR_SET_PDEATHSIG = 1  # <linux/prctl.h>

@@ -16,13 +16,13 @@ from pathlib import Path
 from typing import Annotated, NoReturn
 
 import typer
-from rich.console import Console
 
+from colony.cli.output import cli_console
 from colony.errors import ColonyError
 
 __all__ = ["DEFAULT_WORKER_LIMIT", "WORK_POOL", "deploy", "worker_command"]
 
-console = Console(soft_wrap=True)
+console = cli_console(soft_wrap=True)
 WORK_POOL = "colony"  # the pool prefect.yaml's deployments name
 # A worker takes at most this many runs at once, so a batch spreads over every worker
 # instead of the first one to poll taking all of it.
@@ -135,5 +135,5 @@ def _profile_api_url() -> str | None:
 
 
 def _fail(message: str) -> NoReturn:
-    Console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
+    cli_console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
     raise typer.Exit(code=1)

@@ -9,15 +9,15 @@ from typing import Annotated, Any
 
 import typer
 from pydantic import BaseModel
-from rich.console import Console
 from rich.table import Table
 
+from colony.cli.output import cli_console
 from colony.cli.settings import command_settings
 from colony.errors import ColonyError
 from colony.kernel import ColonyKernel, ColonyStatus
 
 kernel_app = typer.Typer(no_args_is_help=True, help="The Colony kernel: gate, trust, budget, pheromones.")
-console = Console()
+console = cli_console()
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 FileArgument = Annotated[str, typer.Argument(help="A JSON file, or '-' for standard input.")]
 
@@ -27,7 +27,7 @@ def _fail(error: ColonyError | str, as_json: bool) -> typer.Exit:
     if as_json:
         typer.echo(json.dumps({"ok": False, "error": payload}))
     else:
-        Console(stderr=True).print(f"[red]error:[/red] {payload['message']}", highlight=False, soft_wrap=True)
+        cli_console(stderr=True).print(f"[red]error:[/red] {payload['message']}", highlight=False, soft_wrap=True)
     return typer.Exit(code=1)
 
 
@@ -106,15 +106,11 @@ def tick(
 
 @kernel_app.command("profile")
 def profile(agent: Annotated[str, typer.Argument(help="The agent's id.")], as_json: JsonFlag = False) -> None:
-    """Show an agent's trust profile (reads only: an agent the kernel never saw is an error)."""
+    """Show an agent's trust profile (reads only: an agent never seen shows the default SANDBOX profile)."""
     try:
-        found = _kernel(as_json).find_profile(agent)
+        found = _kernel(as_json).agent_profile(agent)
     except ColonyError as error:
         raise _fail(error, as_json) from None
-    if found is None:
-        raise _fail(
-            f"unknown agent {agent!r} (the kernel has never seen it; `colony kernel trust` creates it)", as_json
-        )
     _show(found, as_json)
 
 

@@ -6,9 +6,9 @@ from typing import Annotated
 
 import docker
 import typer
-from rich.console import Console
 from rich.table import Table
 
+from colony.cli.output import cli_console
 from colony.cli.settings import command_settings
 from colony.errors import ColonyError
 from colony.sandbox.build import build_role_image, buildable_roles
@@ -16,11 +16,11 @@ from colony.sandbox.docker_errors import DockerCall, docker_errors_translated
 from colony.sandbox.ownership import reap_orphans
 
 sandbox_app = typer.Typer(no_args_is_help=True, help="Docker sandbox images and containers.")
-console = Console()
+console = cli_console()
 
 
 def _fail(error: ColonyError) -> typer.Exit:
-    Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
+    cli_console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
     return typer.Exit(code=1)
 
 

@@ -9,8 +9,8 @@ from typing import TYPE_CHECKING, Annotated
 
 import anyio
 import typer
-from rich.console import Console
 
+from colony.cli.output import cli_console
 from colony.cli.settings import serving_settings, settings_for_workers, settings_from_parent
 from colony.errors import ColonyError
 from colony.runtime import KernelProvider, Runtime
@@ -37,7 +37,7 @@ def mcp(
         notifier = ToolListNotifier()
         server = build_mcp_server(runtime, acting_for=agent, notifier=notifier)
     except ColonyError as error:
-        Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
+        cli_console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
         raise typer.Exit(code=1) from None
 
     async def serve() -> None:
@@ -85,7 +85,7 @@ def gateway(
         loaded = loaded.model_copy(update={"gateway": settings})
         app = create_app(settings, kernel_settings=loaded.kernel)
     except ColonyError as error:
-        Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
+        cli_console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
         raise typer.Exit(code=1) from None
     if workers == 1:
         uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", **server_options(settings))

@@ -9,15 +9,15 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
-from rich.console import Console
 from rich.table import Table
 
 from colony.catalog import check_entry, get_entry, load_registry, resolve_capability, save_registry
+from colony.cli.output import cli_console
 from colony.docs import render_tools_reference
 from colony.errors import ColonyError
 
 tools_app = typer.Typer(no_args_is_help=True, help="The tool catalog.")
-console = Console()
+console = cli_console()
 JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 
 
@@ -26,7 +26,7 @@ def _fail(error: ColonyError | str, as_json: bool = False) -> typer.Exit:
     if as_json:
         typer.echo(json.dumps({"ok": False, "error": payload}))
     else:
-        Console(stderr=True).print(f"[red]error:[/red] {payload['message']}", highlight=False, soft_wrap=True)
+        cli_console(stderr=True).print(f"[red]error:[/red] {payload['message']}", highlight=False, soft_wrap=True)
     return typer.Exit(code=1)
 
 
@@ -164,7 +164,7 @@ def call_tool(
         typer.echo(json.dumps(document, indent=2))
         return
     if outcome.governed:
-        Console(stderr=True).print(
+        cli_console(stderr=True).print(
             f"gate: {outcome.verdict and outcome.verdict.get('decision')} for {outcome.acting.describe()}",
             highlight=False,
         )
@@ -207,7 +207,7 @@ def check_tools() -> None:
                 console.print(f"[yellow]![/yellow] {status.message}", highlight=False)
     if problems:
         for problem in problems:
-            Console(stderr=True).print(f"[red]✗[/red] {problem}", highlight=False)
+            cli_console(stderr=True).print(f"[red]✗[/red] {problem}", highlight=False)
         raise typer.Exit(code=1)
     console.print("[green]✓[/green] every catalog entry resolves, matches its spec and its definition pin")
 

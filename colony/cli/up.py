@@ -22,13 +22,13 @@ from types import FrameType
 from typing import Annotated
 
 import typer
-from rich.console import Console
 
 from colony.cli.children import child_process
+from colony.cli.output import cli_console
 from colony.cli.settings import command_settings
 from colony.errors import ColonyError
 
-console = Console(soft_wrap=True)
+console = cli_console(soft_wrap=True)
 BIN = Path(sys.executable).parent
 GATEWAY_HOST = "127.0.0.1"  # open without tokens: loopback only (`colony gateway --host` for more)
 
@@ -64,7 +64,7 @@ def _check_settings() -> None:
     try:
         command_settings()
     except ColonyError as error:
-        Console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
+        cli_console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
         raise typer.Exit(code=1) from None
 
 

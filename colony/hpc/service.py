@@ -22,6 +22,7 @@ from fastapi.responses import JSONResponse
 from fastapi.security import HTTPAuthorizationCredentials, HTTPBearer
 from pydantic import BaseModel, Field
 
+from colony.api_docs import serve_docs
 from colony.errors import AWSError, ColonyError, HPCLimitError, HPCRequestError, HPCUnavailableError
 from colony.hpc.auth import HPCPrincipal, TokenTable, resolve_owner
 from colony.hpc.backend import BatchBackend
@@ -111,7 +112,10 @@ def create_app(settings: HPCSettings, backend: BatchBackend | None = None) -> Fa
         version="1.0.0",
         description="Runs tool jobs on AWS Batch with inputs and outputs in S3.",
         lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
     )
+    serve_docs(app)
 
     @app.exception_handler(ColonyError)
     async def colony_error(_: Request, error: ColonyError) -> JSONResponse:

@@ -51,7 +51,7 @@ from colony.kernel.pheromones import Deposit, PheromoneStore
 from colony.kernel.proposals import new_proposal_id, read_for_gate, store_proposal
 from colony.kernel.pruning import PruningDaemon, RegistryEntry
 from colony.kernel.reservations import Reservations, held_by
-from colony.kernel.roles import AgentRow, RoleAdapter
+from colony.kernel.roles import INITIAL_TRUST, AgentRow, RoleAdapter, role_for
 from colony.kernel.settings import KernelSettings
 from colony.kernel.status import StatusReporter
 from colony.kernel.store import GuardFailed, Store
@@ -449,17 +449,28 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
         )
 
     def agent_profile(self, agent_id: str) -> AgentProfile:
-        """The agent's profile; an unknown agent gets a SANDBOX profile with trust 0.1 (created, as seed 001 says)."""
+        """The agent's profile; an unknown agent reads as the default SANDBOX profile (trust 0.1), stored nowhere.
+
+        Reading creates nothing: an agent is stored when it first proposes, reports or is given a trust.
+        """
         agent_id = check_name(agent_id, "agent_id", 256)
         now = self.clock()
 
         def work(connection: Connection) -> AgentProfile:
-            self.roles.ensure(connection, agent_id, now)
             row = self.roles.get(connection, agent_id)
-            assert row is not None
+            if row is None:
+                return AgentProfile(
+                    agent_id=agent_id,
+                    role=role_for(INITIAL_TRUST),
+                    trust_score=INITIAL_TRUST,
+                    total_proposals=0,
+                    accepted_proposals=0,
+                    consequence_history=[],
+                    last_updated=now,
+                )
             return self._profile(connection, row)
 
-        return self.store.run(work)
+        return self.store.run(work, write=False)
 
     def find_profile(self, agent_id: str) -> AgentProfile | None:
         """The agent's profile, or None for an agent the kernel has never seen (extension: creates nothing)."""

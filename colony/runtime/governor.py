@@ -158,6 +158,7 @@ class Governor:
             if approval.state is not ApprovalState.APPROVED:
                 return await self._not_approved(outcome, approval)
             token, reviewer = await self._claim(approval, tool.name, action, arguments, acting)
+            outcome.verdict = approved_verdict(shown, reviewer)
         assert verdict.proposal_id is not None
         authorization = Authorization._issue(
             proposal_id=verdict.proposal_id,
@@ -200,6 +201,7 @@ class Governor:
         if approval.state is not ApprovalState.APPROVED:
             return await self._not_approved(outcome, approval)
         token, reviewer = await self._claim(approval, tool.name, action, arguments, acting)
+        outcome.verdict = approved_verdict(shown, reviewer)
         authorization = Authorization._issue(
             proposal_id=approval.proposal_id,
             agent_id=acting.agent_id,
@@ -424,3 +426,8 @@ def _granted(kernel: Any, proposal_id: str, wanted: float) -> float:
     """The call's deadline: ``wanted`` seconds, cut to the runtime its reservation can hold."""
     held = kernel.reserve_runtime(proposal_id, wanted)
     return wanted if held is None else min(wanted, held)
+
+
+def approved_verdict(held: dict[str, Any], reviewer: str | None) -> dict[str, Any]:
+    """The verdict of a held call a person approved: it runs, so it answers ``execute``, saying who approved."""
+    return {**held, "decision": "execute", "approved_by": reviewer}

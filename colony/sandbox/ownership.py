@@ -64,16 +64,34 @@ def owner_alive(labels: dict[str, str]) -> bool:
 
 
 def reap_orphans(client: Any) -> list[str]:
-    """Remove this host's sandbox containers whose owner is dead; the ids removed."""
+    """Remove this host's sandbox containers whose owner is dead; the ids this call removed.
+
+    Several processes may reap the same orphan at once. Every way another one can win
+    (the container is gone, its removal is already under way, it is exiting) leaves the
+    orphan taken care of, so none of them is an error here.
+    """
     host = socket.gethostname()
-    orphans = [
-        container
-        for container in client.containers.list(all=True, filters={"label": [SANDBOX, f"{OWNER_HOST}={host}"]})
-        if not owner_alive(container.labels)
-    ]
-    for container in orphans:
+    listed = client.containers.list(all=True, filters={"label": [SANDBOX, f"{OWNER_HOST}={host}"]}, ignore_removed=True)
+    removed = []
+    for container in listed:
+        if owner_alive(container.labels):
+            continue
         try:
             container.remove(force=True, v=True)
-        except docker_errors.NotFound:
-            continue  # another process reaped it first
-    return [container.id for container in orphans]
+        except docker_errors.APIError as error:
+            if not _reaped_elsewhere(client, container.id, error):
+                raise
+            continue
+        removed.append(container.id)
+    return removed
+
+
+def _reaped_elsewhere(client: Any, container_id: str, error: docker_errors.APIError) -> bool:
+    """Whether a failed removal failed only because another process is removing (or removed) the container."""
+    if isinstance(error, docker_errors.NotFound) or error.status_code == 409:
+        return True
+    try:
+        state = client.api.inspect_container(container_id)["State"]
+    except docker_errors.NotFound:
+        return True
+    return bool(state.get("Dead")) or state.get("Status") in ("removing", "dead", "exited")

@@ -2,14 +2,17 @@
 
 Two token sources sit behind one interface (``Authenticator``):
 
-- ``TokenTable``: static bearer tokens, each bound to one principal
+- ``TokenTable``: static bearer tokens, each bound to one principal; ``TokenFile``
+  keeps one in step with a file (a token removed from it stops working at once)
   (``{"<token>": {"agent": "engineer-1", "capabilities": ["tool:*"], "operator": false}}``);
   the older list form (``{"<token>": ["tool:unit_convert"]}``) still loads, as an
   anonymous non-operator principal, with a warning.
 - ``JwtAuthenticator``: OAuth 2.1 bearer JWTs verified against a JWKS, as the MCP
   authorization spec has HTTP servers do: asymmetric algorithms only, the audience
   bound to this server (RFC 8707), ``sub`` names the agent, scopes grant capability
-  tokens and ``colony:operator`` the operator role.
+  tokens and ``colony:operator`` the operator role. Keys come from the JWKS off the
+  event loop (``prepare``): one fetch at a time, with a deadline, at most once per
+  ``refetch_seconds`` for keys it does not know.
 
 With neither configured the gateway is open, may only listen on loopback, and every
 caller is this machine's local operator principal.
@@ -19,13 +22,17 @@ from __future__ import annotations
 
 import hmac
 import json
+import logging
 import os
+import time
 import warnings
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Protocol
 
+import anyio
+import httpx
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from colony.errors import AuthenticationError, SurfaceError
@@ -37,12 +44,18 @@ __all__ = [
     "JwtAuthenticator",
     "JwtSettings",
     "OpenAccess",
+    "TokenFile",
     "TokenGrant",
     "TokenTable",
     "bearer_token",
+    "canonical_resource",
     "parse_tokens",
+    "principal_of",
+    "read_token_file",
     "tokens_from_env",
 ]
+
+logger = logging.getLogger("colony.gateway")
 
 ASYMMETRIC_ALGORITHMS = ("RS256", "RS384", "RS512", "PS256", "PS384", "PS512", "ES256", "ES384", "ES512", "EdDSA")
 
@@ -69,15 +82,28 @@ class Authenticator(Protocol):
         """Whether calls need no credential at all (an open, loopback-only gateway)."""
         ...
 
-    def authenticate(self, authorization: str | None) -> Principal:
-        """The principal the credential stands for."""
+    async def prepare(self, authorization: str | None) -> None:
+        """Fetch what ``authenticate`` needs for this credential (a JWT's key), without blocking the event loop."""
         ...
+
+    def authenticate(self, authorization: str | None) -> Principal:
+        """The principal the credential stands for (no I/O beyond a file's stat: ``prepare`` did the rest)."""
+        ...
+
+
+async def principal_of(authenticator: Authenticator, authorization: str | None) -> Principal:
+    """The principal an ``Authorization`` header stands for, or AuthenticationError."""
+    await authenticator.prepare(authorization)
+    return authenticator.authenticate(authorization)
 
 
 class OpenAccess:
     """No credentials configured: every caller is the local operator (loopback only)."""
 
     open = True
+
+    async def prepare(self, authorization: str | None) -> None:
+        """Nothing to fetch."""
 
     def authenticate(self, authorization: str | None) -> Principal:
         """The local operator principal."""
@@ -108,6 +134,9 @@ class TokenTable:
         if not self._tokens:
             raise SurfaceError("a token table needs at least one token")
 
+    async def prepare(self, authorization: str | None) -> None:
+        """Nothing to fetch."""
+
     def authenticate(self, authorization: str | None) -> Principal:
         """The principal bound to the presented token (compared in constant time)."""
         presented = bearer_token(authorization).encode()
@@ -118,6 +147,66 @@ class TokenTable:
         if found is None:
             raise AuthenticationError("the bearer token is not one this gateway knows")
         return found
+
+
+class TokenFile:
+    """A token table kept in step with its file: a token added or removed counts from the next call.
+
+    Each call stats the file (one system call); it is re-read only when its modification
+    time, size or inode changed. A file that becomes unreadable or invalid accepts no token
+    until it is mended, rather than keeping tokens someone meant to remove.
+    """
+
+    open = False
+
+    def __init__(self, path: str | Path) -> None:
+        self.path = Path(path)
+        self._stamp = self._stat()
+        self._table: TokenTable | None = TokenTable(read_token_file(self.path))
+        self._problem = ""
+
+    def _stat(self) -> tuple[int, int, int] | None:
+        try:
+            status = self.path.stat()
+        except OSError:
+            return None
+        return (status.st_mtime_ns, status.st_size, status.st_ino)
+
+    def _current(self) -> TokenTable:
+        stamp = self._stat()
+        if stamp != self._stamp:
+            self._stamp = stamp
+            try:
+                self._table, self._problem = TokenTable(read_token_file(self.path)), ""
+            except SurfaceError as error:
+                self._table, self._problem = None, str(error)
+                logger.error("gateway token file: %s; no token is accepted until it is mended", error)
+            else:
+                logger.info("gateway token file %s re-read", self.path)
+        if self._table is None:
+            raise AuthenticationError(f"the gateway's token file is unreadable or invalid: {self._problem}")
+        return self._table
+
+    async def prepare(self, authorization: str | None) -> None:
+        """Nothing to fetch (the file is stat-ed in ``authenticate``)."""
+
+    def authenticate(self, authorization: str | None) -> Principal:
+        """The principal the file binds to the presented token now."""
+        return self._current().authenticate(authorization)
+
+
+def read_token_file(path: Path) -> dict[str, TokenGrant]:
+    """The token table in the file at ``path``, or SurfaceError naming the file and what is wrong."""
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as error:
+        raise SurfaceError(f"{path}: cannot read the gateway's token file: {error}") from None
+    return parse_tokens(text, str(path))
+
+
+def canonical_resource(url: str) -> str:
+    """This server's resource URL in the one form it is served and compared in: no trailing ``/``."""
+    return url.strip().rstrip("/")
 
 
 def _grant(value: TokenGrant | Mapping[str, Any] | Iterable[str]) -> TokenGrant:
@@ -138,6 +227,8 @@ class JwtSettings:
     issuer: str | None = None
     algorithms: tuple[str, ...] = ASYMMETRIC_ALGORITHMS
     leeway_seconds: float = 30.0
+    fetch_timeout_seconds: float = 5.0
+    refetch_seconds: float = 60.0
 
 
 class JwtAuthenticator:
@@ -154,17 +245,56 @@ class JwtAuthenticator:
         if (settings.jwks_url is None) == (settings.jwks is None):
             raise SurfaceError("JWT authentication needs exactly one of a JWKS URL or a JWKS document")
         self.settings = settings
-        self._client = jwt.PyJWKClient(settings.jwks_url, cache_keys=True) if settings.jwks_url else None
-        self._keys = jwt.PyJWKSet.from_dict(dict(settings.jwks)) if settings.jwks is not None else None
+        resource = canonical_resource(settings.audience)
+        self._audiences = [resource, resource + "/"]  # RFC 8707 clients may send either form
+        self._keys: list[Any] = jwt.PyJWKSet.from_dict(dict(settings.jwks)).keys if settings.jwks is not None else []
+        self._fetched_at: float | None = None
+        self._fetching: anyio.Lock | None = None
+
+    def _known(self, kid: str | None) -> bool:
+        return any(kid is None or key.key_id == kid for key in self._keys)
+
+    async def prepare(self, authorization: str | None) -> None:
+        """Fetch the JWKS when the token names a key not yet known: one fetch at a time, rate-limited."""
+        import jwt
+
+        if self.settings.jwks_url is None:
+            return
+        try:
+            kid = jwt.get_unverified_header(bearer_token(authorization)).get("kid")
+        except (AuthenticationError, jwt.PyJWTError):
+            return  # authenticate says what is wrong with it
+        if self._known(kid):
+            return
+        self._fetching = self._fetching or anyio.Lock()
+        async with self._fetching:
+            if self._known(kid):
+                return  # another request fetched it meanwhile
+            if self._fetched_at is not None and time.monotonic() - self._fetched_at < self.settings.refetch_seconds:
+                return  # fetched lately: an unknown kid does not make this gateway hammer the issuer
+            self._fetched_at = time.monotonic()
+            self._keys = await self._fetch()
+
+    async def _fetch(self) -> list[Any]:
+        import jwt
+
+        url = self.settings.jwks_url
+        try:
+            async with httpx.AsyncClient(timeout=self.settings.fetch_timeout_seconds) as client:
+                response = await client.get(str(url))
+                response.raise_for_status()
+                return list(jwt.PyJWKSet.from_dict(response.json()).keys)
+        except (httpx.HTTPError, ValueError, jwt.PyJWTError) as error:
+            logger.warning("cannot fetch the JWKS at %s: %s", url, error)
+            raise AuthenticationError(
+                f"the JWKS at {url} could not be fetched to verify the bearer JWT: {error}"
+            ) from None
 
     def _key(self, token: str) -> Any:
         import jwt
 
-        if self._client is not None:
-            return self._client.get_signing_key_from_jwt(token).key
-        assert self._keys is not None
         kid = jwt.get_unverified_header(token).get("kid")
-        matching = [key for key in self._keys.keys if kid is None or key.key_id == kid]
+        matching = [key for key in self._keys if kid is None or key.key_id == kid]
         if not matching:
             raise jwt.InvalidTokenError(f"no key with kid {kid!r} in the JWKS")
         return matching[0].key
@@ -178,7 +308,7 @@ class JwtAuthenticator:
                 token,
                 self._key(token),
                 algorithms=list(self.settings.algorithms),
-                audience=self.settings.audience,
+                audience=self._audiences,
                 issuer=self.settings.issuer,
                 leeway=self.settings.leeway_seconds,
                 options={"require": ["exp", "sub", "aud"]},
@@ -188,7 +318,7 @@ class JwtAuthenticator:
         return claims
 
     def authenticate(self, authorization: str | None) -> Principal:
-        """The principal a verified JWT names: ``sub`` the agent, scopes its capability tokens."""
+        """The principal a verified JWT names: ``sub`` the agent, scopes its capability tokens (keys: ``prepare``)."""
         return principal_from_claims(self.claims(bearer_token(authorization)))
 
 
@@ -203,17 +333,9 @@ def principal_from_claims(claims: Mapping[str, Any]) -> Principal:
 
 
 def tokens_from_env() -> dict[str, TokenGrant]:
-    """``COLONY_GATEWAY_TOKENS`` (JSON) or ``COLONY_GATEWAY_TOKENS_FILE`` (a path to it); else none."""
+    """``COLONY_GATEWAY_TOKENS`` (JSON); else none (a token file is a setting of its own: it is followed)."""
     text = os.environ.get("COLONY_GATEWAY_TOKENS", "").strip()
-    if text:
-        return parse_tokens(text, "COLONY_GATEWAY_TOKENS")
-    path = os.environ.get("COLONY_GATEWAY_TOKENS_FILE", "").strip()
-    if not path:
-        return {}
-    try:
-        return parse_tokens(Path(path).read_text(encoding="utf-8"), path)
-    except OSError as error:
-        raise SurfaceError(f"{path}: cannot read the gateway's token file: {error}") from None
+    return parse_tokens(text, "COLONY_GATEWAY_TOKENS") if text else {}
 
 
 def parse_tokens(text: str, source: str) -> dict[str, TokenGrant]:

@@ -92,8 +92,12 @@ def build_mcp_server(
             return value_result(answer)
         try:
             tool = runtime.catalog.resolve(params.name)
-        except UnknownToolError as error:
-            raise MCPError.from_error_data(mcp_error(error)) from None
+        except UnknownToolError:
+            visible = sorted(listed.name for listed in (await list_tools(ctx, None)).tools)
+            unknown = UnknownToolError(
+                f"unknown tool {params.name!r} (the tools this caller may call: {', '.join(visible) or 'none'})"
+            )
+            raise MCPError.from_error_data(mcp_error(unknown)) from None
         try:
             request = _request(
                 params.name, arguments, tool.governed(tool.primary_action), _header(ctx, AGENT_HEADER) or acting_for

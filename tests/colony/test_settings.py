@@ -67,6 +67,7 @@ def test_paths_on_disk_stay_with_each_machine(monkeypatch: pytest.MonkeyPatch, t
         ("kernel", "home"),
         ("hpc", "tokens_file"),
         ("gateway", "jwks_file"),
+        ("gateway", "tokens_file"),
     }
 
 

@@ -11,29 +11,32 @@ import httpx
 from fastapi import FastAPI, Query, Request
 from fastapi.exceptions import RequestValidationError
 from fastapi.responses import JSONResponse
-from mcp.server.auth.routes import build_resource_metadata_url, create_protected_resource_routes
 from mcp.server.streamable_http_manager import StreamableHTTPASGIApp, StreamableHTTPSessionManager
 from mcp.server.transport_security import TransportSecuritySettings
-from pydantic import AnyHttpUrl, TypeAdapter, ValidationError
+from pydantic import TypeAdapter, ValidationError
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 from starlette.routing import Route
 from starlette.types import ASGIApp
 
+from colony.api_docs import serve_docs
 from colony.errors import ColonyError, field_errors, summarize
 from colony.runtime import KernelProvider, Runtime
 from colony.runtime.rate_limits import RateLimiter
+from colony.surfaces.auth import principal_of
 from colony.surfaces.definitions import catalog_record, served_definition
 from colony.surfaces.error_mapping import http_headers, http_status
 from colony.surfaces.gateway.approvals import approval_links, approval_routes
 from colony.surfaces.gateway.body import BodyGuardMiddleware
 from colony.surfaces.gateway.hot_path import Answer, HotPath
+from colony.surfaces.gateway.jsonrpc import JsonRpcGuard
 from colony.surfaces.gateway.limits import McpAuthEndpoint
 from colony.surfaces.gateway.mcp_methods import StatelessMcpMethods
 from colony.surfaces.gateway.mesh import merge
 from colony.surfaces.gateway.models import ToolCallRequest, ToolCallResponse
 from colony.surfaces.gateway.origins import OriginPolicy, TransportGuardMiddleware
 from colony.surfaces.gateway.refused import Admitted, CountUnauthenticated
+from colony.surfaces.gateway.resource import metadata_url, resource_routes
 from colony.surfaces.gateway.routing import Router
 from colony.surfaces.gateway.settings import GatewaySettings
 from colony.surfaces.gateway.shares import PrincipalWaits
@@ -86,7 +89,7 @@ def create_app(
     authenticator = settings.authenticator()
     challenge = 'Bearer realm="colony"'
     if settings.uses_jwt and settings.jwt_audience:
-        metadata = build_resource_metadata_url(AnyHttpUrl(settings.jwt_audience))
+        metadata = metadata_url(settings.jwt_audience)
         challenge = f'Bearer realm="colony", resource_metadata="{metadata}"'
     limiter = RateLimiter(settings.rate_limits)
     manager = StreamableHTTPSessionManager(
@@ -115,7 +118,7 @@ def create_app(
 
     async def tool_call(headers: Headers, raw: bytes) -> Answer:
         """Run a tool here, on a named peer, or on the first healthy node that has it."""
-        principal = authenticator.authenticate(headers.get("authorization"))
+        principal = await principal_of(authenticator, headers.get("authorization"))
         body = _parse_tool_call(raw)
         agent = (headers.get(AGENT_HEADER) or "").strip() or None
         async with Admitted(limiter, runtime.refusals, principal, body.tool_name, agent):
@@ -137,8 +140,11 @@ def create_app(
         summary="Colony's tools over HTTP and MCP, behind capability tokens.",
         version="1",
         lifespan=lifespan,
+        docs_url=None,
+        redoc_url=None,
         telemetry={"tracing": False, "metrics": False, "logs": False},
     )
+    serve_docs(app)
     policy = OriginPolicy.for_gateway(settings)
     max_bytes, timeout_seconds = settings.max_body_bytes, settings.body_timeout_seconds
     app.add_middleware(BodyGuardMiddleware, max_bytes=max_bytes, timeout_seconds=timeout_seconds)
@@ -162,24 +168,10 @@ def create_app(
     else:  # outermost of all: every 401 is counted, the hot path's as well as the app's routes'
         app.outermost = lambda stack: CountUnauthenticated(hot_path(stack), runtime.refusals)
     mcp_calls = McpCallLimits(StreamableHTTPASGIApp(manager), limiter, runtime.refusals)
-    mcp_endpoint = StatelessMcpMethods(McpAuthEndpoint(authenticator, mcp_calls, challenge))
+    mcp_endpoint = StatelessMcpMethods(McpAuthEndpoint(authenticator, JsonRpcGuard(mcp_calls), challenge))
     app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"]))
     if settings.uses_jwt and settings.jwt_audience:
-        app.router.routes.extend(
-            create_protected_resource_routes(
-                resource_url=AnyHttpUrl(settings.jwt_audience),
-                authorization_servers=[AnyHttpUrl(url) for url in settings.authorization_servers],
-                scopes_supported=[
-                    "tool:*",
-                    "kernel:read",
-                    "kernel:propose",
-                    "kernel:record",
-                    "kernel:approve",
-                    "colony:operator",
-                ],
-                resource_name="Colony gateway",
-            )
-        )
+        app.router.routes.extend(resource_routes(settings.jwt_audience, settings.authorization_servers))
 
     @app.exception_handler(ColonyError)
     async def colony_error(_: Request, error: ColonyError) -> JSONResponse:
@@ -230,7 +222,7 @@ def create_app(
         too, one record per tool id and version with every node that serves it (``nodes``), and
         a ``peers`` section saying which peers answered and what went wrong with the others.
         """
-        principal = authenticator.authenticate(request.headers.get("authorization"))
+        principal = await principal_of(authenticator, request.headers.get("authorization"))
 
         def wanted(record: dict[str, Any]) -> bool:
             if not set(policy_tag or ()) <= set(record["policy_tags"]):

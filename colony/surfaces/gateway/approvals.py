@@ -25,7 +25,7 @@ from colony.errors import RateLimitedError
 from colony.runtime import Principal, Runtime
 from colony.runtime.held import resolution
 from colony.runtime.kernel_access import authorize_approval_decision, visible_approvals
-from colony.surfaces.auth import Authenticator
+from colony.surfaces.auth import Authenticator, principal_of
 from colony.surfaces.gateway.models import DecisionRequest
 from colony.surfaces.gateway.shares import PrincipalWaits
 
@@ -61,8 +61,8 @@ def approval_routes(runtime: Runtime, authenticator: Authenticator, waits: Princ
     def kernel() -> Any:
         return runtime.kernels.get()
 
-    def caller(request: Request) -> Principal:
-        return authenticator.authenticate(request.headers.get("authorization"))
+    async def caller(request: Request) -> Principal:
+        return await principal_of(authenticator, request.headers.get("authorization"))
 
     async def read(approval_id: str, principal: Principal) -> Any:
         approval = await anyio.to_thread.run_sync(kernel().get_approval, approval_id)
@@ -80,7 +80,7 @@ def approval_routes(runtime: Runtime, authenticator: Authenticator, waits: Princ
         agent_id: Annotated[str | None, Query(max_length=256, description="Only this agent's (operators).")] = None,
     ) -> dict[str, Any]:
         """Approval requests, newest first: all of them for an operator, the caller's own for an agent."""
-        principal = caller(request)
+        principal = await caller(request)
         async with runtime.refusals.forbidden(principal.agent_id, agent_id, "list approvals"):
             agent = visible_approvals(principal, agent_id)
         found = await anyio.to_thread.run_sync(lambda: kernel().list_approvals(state=state, agent_id=agent))
@@ -95,7 +95,7 @@ def approval_routes(runtime: Runtime, authenticator: Authenticator, waits: Princ
         ] = 0.0,
     ) -> dict[str, Any]:
         """One request; with ``wait``, answers as soon as it is decided (or when the wait is over)."""
-        principal = caller(request)
+        principal = await caller(request)
         approval = await read(approval_id, principal)
         if approval.state.value != "pending" or not wait:
             return {"ok": True, "approval": shown(approval)}
@@ -116,7 +116,7 @@ def approval_routes(runtime: Runtime, authenticator: Authenticator, waits: Princ
         return {"ok": True, "approval": shown(approval)}
 
     async def decide(request: Request, approval_id: str, body: DecisionRequest, approve: bool) -> dict[str, Any]:
-        principal = caller(request)
+        principal = await caller(request)
         asked = await anyio.to_thread.run_sync(kernel().get_approval, approval_id)
         verb = "approve" if approve else "reject"
         async with runtime.refusals.forbidden(principal.agent_id, asked.agent_id, f"{verb} approval {approval_id}"):

@@ -9,7 +9,7 @@ from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from colony.errors import AuthenticationError, ColonyError
-from colony.surfaces.auth import Authenticator
+from colony.surfaces.auth import Authenticator, principal_of
 from colony.surfaces.error_mapping import http_status
 from colony.surfaces.mcp_server import PRINCIPAL_STATE
 
@@ -44,7 +44,7 @@ class McpAuthEndpoint:
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         try:
-            principal = self.authenticator.authenticate(Headers(scope=scope).get("authorization"))
+            principal = await principal_of(self.authenticator, Headers(scope=scope).get("authorization"))
         except AuthenticationError as error:
             await send_error(send, error, jsonrpc=True, challenge=self.challenge)
             return

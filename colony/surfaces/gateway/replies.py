@@ -20,7 +20,12 @@ def refusal_body(message: str, *, jsonrpc: bool, error: dict[str, Any] | None = 
 
 
 async def send_json(
-    send: Send, status: int, body: dict[str, Any], *, headers: dict[str, str] | None = None, close: bool = False
+    send: Send,
+    status: int,
+    body: dict[str, Any] | list[Any],
+    *,
+    headers: dict[str, str] | None = None,
+    close: bool = False,
 ) -> None:
     """Answer ``status`` with ``body`` as JSON; ``close`` ends the connection after it (its request is unread)."""
     payload = json.dumps(body).encode()

@@ -24,9 +24,11 @@ from colony.surfaces.auth import (
     JwtAuthenticator,
     JwtSettings,
     OpenAccess,
+    TokenFile,
     TokenGrant,
     TokenTable,
     parse_tokens,
+    read_token_file,
     tokens_from_env,
 )
 from colony.surfaces.gateway.origins import normalize_origin
@@ -59,6 +61,11 @@ class GatewaySettings(BaseModel):
         default=SecretStr(""),
         description='Static bearer tokens, JSON: {"<token>": {"agent": "engineer-1", "capabilities": ["tool:*"], '
         '"operator": false}}; empty for none. A mapping of token to grant is accepted too.',
+    )
+    tokens_file: str | None = Field(
+        default=None,
+        description="A file holding the token table, re-read when it changes (a token removed stops working at "
+        "once); a path on each machine, never kept in a block.",
     )
     jwks_url: str | None = Field(default=None, description="JWKS URL for OAuth 2.1 bearer JWTs (production auth).")
     jwks_file: str | None = Field(
@@ -137,6 +144,14 @@ class GatewaySettings(BaseModel):
                 raise ValueError(str(error)) from None
         return tokens
 
+    @field_validator("authorization_servers")
+    @classmethod
+    def _servers_are_urls(cls, servers: list[str]) -> list[str]:
+        for server in servers:
+            if not server.startswith(("https://", "http://")):
+                raise ValueError(f"{server!r} is not an authorization server URL: expected https://issuer.example")
+        return servers
+
     @field_validator("allowed_hosts")
     @classmethod
     def _hosts_lowercase(cls, hosts: list[str]) -> list[str]:
@@ -164,7 +179,9 @@ class GatewaySettings(BaseModel):
         return self.max_connections_per_client or max(1, self.max_connections // 10)
 
     def token_table(self) -> dict[str, TokenGrant]:
-        """The static bearer tokens, each with the principal it stands for (empty: none)."""
+        """The static bearer tokens, each with the principal it stands for (empty: none); a file's as it is now."""
+        if self.tokens_file:
+            return read_token_file(Path(self.tokens_file))
         text = self.tokens.get_secret_value()
         return parse_tokens(text, "gateway tokens") if text.strip() else {}
 
@@ -175,6 +192,8 @@ class GatewaySettings(BaseModel):
 
     def authenticator(self) -> Authenticator:
         """Who may call: JWTs against a JWKS, a static token table, or (neither) open to this machine."""
+        if self.tokens_file and self.tokens.get_secret_value().strip():
+            raise SurfaceError("configure either static tokens or a token file, not both")
         tokens = self.token_table()
         if self.uses_jwt:
             if tokens:
@@ -190,6 +209,8 @@ class GatewaySettings(BaseModel):
             return JwtAuthenticator(
                 JwtSettings(audience=self.jwt_audience, jwks_url=self.jwks_url, jwks=jwks, issuer=self.jwt_issuer)
             )
+        if self.tokens_file:
+            return TokenFile(self.tokens_file)
         if tokens:
             return TokenTable(tokens)
         return OpenAccess()
@@ -246,6 +267,9 @@ class GatewaySettings(BaseModel):
         tokens = tokens_from_env()
         if tokens:
             values["tokens"] = tokens
+        elif env.get("COLONY_GATEWAY_TOKENS_FILE", "").strip():
+            values["tokens_file"] = env["COLONY_GATEWAY_TOKENS_FILE"].strip()
+            read_token_file(Path(values["tokens_file"]))  # a file that cannot serve is refused at start
         return cls._validated(values, overrides)
 
     def with_options(self, **options: Any) -> GatewaySettings:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
@@ -37,6 +38,14 @@ async def test_openapi_schema_is_served_without_a_token(hpc_stack: HPCStack) -> 
     schema = httpx.get(f"{hpc_stack.url}/openapi.json").json()
     assert "/v1/jobs/{name}/submit" in schema["paths"]
     assert schema["info"]["title"] == "Colony HPC service"
+
+
+@pytest.mark.parametrize("page", ["/docs", "/redoc"])
+def test_api_pages_load_every_asset_from_the_service_itself(hpc_stack: HPCStack, page: str) -> None:
+    html = httpx.get(f"{hpc_stack.url}{page}").text
+    assets = [a or b for a, b in re.findall(r"""(?:src|href)=["']([^"']+)["']|url: *["']([^"']+)["']""", html)]
+    assert any(asset.endswith(".js") for asset in assets) and not [asset for asset in assets if "//" in asset]
+    assert all(httpx.get(f"{hpc_stack.url}{asset}").status_code == 200 for asset in assets)
 
 
 async def test_every_job_route_needs_the_bearer_token(hpc_stack: HPCStack) -> None:

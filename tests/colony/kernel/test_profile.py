@@ -1,4 +1,4 @@
-"""Reading an agent without creating it (for operators), beside seed 001's creating colony_agent_profile."""
+"""Reading an agent creates nothing: an unknown agent reads as the default SANDBOX profile."""
 
 from __future__ import annotations
 
@@ -14,10 +14,11 @@ def test_find_profile_creates_nothing(any_kernel: ColonyKernel) -> None:
     assert any_kernel.find_profile("ghost") is None
 
 
-def test_agent_profile_still_creates_as_the_seed_says(any_kernel: ColonyKernel) -> None:
-    created = any_kernel.agent_profile("newcomer")
-    assert (created.role, created.trust_score) == (Role.SANDBOX, 0.1)
-    assert any_kernel.find_profile("newcomer") == created
+def test_agent_profile_of_an_unknown_agent_is_the_default_and_stores_nothing(any_kernel: ColonyKernel) -> None:
+    shown = any_kernel.agent_profile("newcomer")
+    assert (shown.role, shown.trust_score, shown.total_proposals) == (Role.SANDBOX, 0.1, 0)
+    assert any_kernel.find_profile("newcomer") is None
+    assert any_kernel.status().role_distribution == {}
 
 
 def test_find_profile_reads_what_agent_profile_reads(any_kernel: ColonyKernel) -> None:

@@ -75,10 +75,10 @@ def test_agent_profile_example(kernel: ColonyKernel, clock: FakeClock) -> None:
     }
 
 
-def test_unknown_agent_gets_a_sandbox_profile(kernel: ColonyKernel) -> None:
+def test_unknown_agent_reads_as_a_sandbox_profile(kernel: ColonyKernel) -> None:
     profile = kernel.agent_profile("newcomer")
     assert (profile.role, profile.trust_score, profile.total_proposals) == (Role.SANDBOX, 0.1, 0)
-    assert kernel.status().role_distribution == {"sandbox": 1}
+    assert kernel.status().role_distribution == {}
 
 
 def _seed_status_field(kernel: ColonyKernel, clock: FakeClock) -> None:
@@ -91,7 +91,7 @@ def _seed_status_field(kernel: ColonyKernel, clock: FakeClock) -> None:
 def test_status_example(kernel: ColonyKernel, clock: FakeClock) -> None:
     _seed_status_field(kernel, clock)
     for agent in ("a", "b", "c"):
-        kernel.agent_profile(agent)
+        kernel.set_trust(agent, 0.1)
     # the example's usage, charged the way an unattested report with usage charges it
     kernel.store.run(lambda c: kernel.ledger.charge(c, {"llm_calls": 9, "runtime_seconds": 47.2}, clock.now))
     assert kernel.status().model_dump(mode="json") == {

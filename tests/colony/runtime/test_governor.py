@@ -99,6 +99,10 @@ async def test_an_approved_hold_runs_and_records(
     outcome = await make_runtime(on_hold=approve).call(write(tmp_path / "x", approval_required=True), LOCAL_OPERATOR)
     assert outcome.status is CallStatus.EXECUTED and (tmp_path / "x").read_text() == "figures"
     assert outcome.record and outcome.record["trust_score"] > 0.8
+    assert outcome.verdict and (outcome.verdict["decision"], outcome.verdict["approved_by"]) == (
+        "execute",
+        "ops@example.com",
+    )
 
 
 async def test_a_failed_check_rolls_the_action_back(

@@ -101,6 +101,8 @@ def test_a_held_call_answers_202_and_runs_once_when_approved(gateway: Gateway) -
     done = gateway.post("/v1/tool_call", body)
     assert done.status_code == 200, done.text
     assert done.json()["approval"]["reviewer"] == "ops" and done.json()["outcome"]["status"] == "recorded"
+    verdict = done.json()["verdict"]  # the call ran: its verdict says so, and who approved it
+    assert (verdict["decision"], verdict["approved_by"], verdict["approval_id"]) == ("execute", "ops", approval_id)
     assert gateway.notes.read_text().splitlines().count("approved over http") == 1
     replay = gateway.post("/v1/tool_call", body)
     assert replay.status_code == 409 and replay.json()["error"]["type"] == "ApprovalError"

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import httpx
@@ -134,6 +135,18 @@ def test_health_and_openapi(gateway_url: str) -> None:
     schema = httpx.get(f"{gateway_url}/openapi.json", timeout=10).json()
     assert {"/v1/catalog", "/v1/tool_call", "/health"} <= set(schema["paths"])
     assert httpx.get(f"{gateway_url}/docs", timeout=10).status_code == 200
+
+
+@pytest.mark.parametrize("page", ["/docs", "/redoc"])
+def test_api_pages_load_every_asset_from_the_gateway_itself(gateway_url: str, page: str) -> None:
+    """The pages work without internet: every script, style sheet and icon they name is served here."""
+    html = httpx.get(f"{gateway_url}{page}", timeout=10).text
+    urls = re.findall(r"""(?:src|href)=["']([^"']+)["']|(?:url): *["']([^"']+)["']""", html)
+    assets = [first or second for first, second in urls]
+    assert any(asset.endswith(".js") for asset in assets), html
+    assert [asset for asset in assets if "//" in asset] == []
+    for asset in assets:
+        assert httpx.get(f"{gateway_url}{asset}", timeout=10).status_code == 200, asset
 
 
 def test_remote_and_auto_route_to_a_peer(governed_gateway: tuple[str, Path], gateway_url: str) -> None:

@@ -115,7 +115,7 @@ def jwt_gateway(start_gateway: StartGateway, jwks: dict[str, Any], tmp_path_fact
 
 def test_the_gateway_serves_its_resource_metadata_and_challenges_with_it(jwt_gateway: str) -> None:
     metadata = httpx.get(f"{jwt_gateway}/.well-known/oauth-protected-resource/mcp", timeout=10).json()
-    assert metadata["resource"] == AUDIENCE and metadata["authorization_servers"] == [ISSUER + "/"]
+    assert metadata["resource"] == AUDIENCE and metadata["authorization_servers"] == [ISSUER]
     refused = httpx.post(f"{jwt_gateway}/v1/tool_call", json={"tool_name": "unit_convert"}, timeout=10)
     assert refused.status_code == 401
     assert (
@@ -148,3 +148,13 @@ def test_jwt_and_static_tokens_are_exclusive(tmp_path: Path) -> None:
     settings = GatewaySettings(jwks_file=str(tmp_path / "x"), jwt_audience=AUDIENCE, tokens={"t": {"agent": "a"}})
     with pytest.raises(SurfaceError, match="not both"):
         settings.authenticator()
+
+
+def test_authorization_servers_must_be_urls(monkeypatch: pytest.MonkeyPatch) -> None:
+    from colony.surfaces.gateway import GatewaySettings
+
+    monkeypatch.setenv("COLONY_GATEWAY_AUTHORIZATION_SERVERS", "auth.example")
+    with pytest.raises(
+        SurfaceError, match=r"authorization_servers.*'auth\.example' is not an authorization server URL"
+    ):
+        GatewaySettings.from_env()

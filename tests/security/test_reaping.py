@@ -1,0 +1,79 @@
+"""Processes that reap the same orphaned sandbox containers at once all succeed, whoever wins each removal."""
+
+from __future__ import annotations
+
+import contextlib
+import subprocess
+import sys
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any
+
+import docker
+import pytest
+
+from colony.sandbox.ownership import OWNER_PID, owner_labels, reap_orphans
+
+pytestmark = pytest.mark.docker
+REAPERS = 6
+ORPHANS = 8
+
+
+def dead_pid() -> int:
+    process = subprocess.Popen([sys.executable, "-c", "pass"])
+    process.wait()
+    return process.pid
+
+
+def orphans(docker_client: Any, image: str, count: int) -> list[str]:
+    """Containers labelled as owned by a process that has exited."""
+    labels = owner_labels("busybox") | {OWNER_PID: str(dead_pid())}
+    ids = []
+    for _ in range(count):
+        container = docker_client.containers.create(image, ["sleep", "300"], labels=labels)
+        container.start()
+        ids.append(container.id)
+    return ids
+
+
+def test_concurrent_reapers_of_the_same_orphans_all_succeed(docker_client: Any, busybox_image: str) -> None:
+    ids = orphans(docker_client, busybox_image, ORPHANS)
+    start = threading.Barrier(REAPERS)
+    clients = [docker.from_env() for _ in range(REAPERS)]
+
+    def reap(client: Any) -> list[str]:
+        start.wait()
+        return reap_orphans(client)
+
+    try:
+        with ThreadPoolExecutor(REAPERS) as pool:
+            results = list(pool.map(reap, clients))  # re-raises the first reaper's error, if any
+    finally:
+        for client in clients:
+            client.close()
+    removed = [container_id for result in results for container_id in result]
+    assert set(removed) <= set(ids)
+    assert len(removed) == len(set(removed)), "each orphan is reported removed by one reaper only"
+    for container_id in ids:
+        with pytest.raises(docker.errors.NotFound):
+            docker_client.containers.get(container_id)
+
+
+def test_a_reaper_that_finds_the_orphan_already_being_removed_succeeds(docker_client: Any, busybox_image: str) -> None:
+    """The removal another process started first (a 409 here) counts as this reaper's work done."""
+    (container_id,) = orphans(docker_client, busybox_image, 1)
+    rival = docker.from_env()
+    try:
+
+        def remove() -> None:
+            with contextlib.suppress(docker.errors.APIError):  # the reaper may win this race instead
+                rival.api.remove_container(container_id, force=True, v=True)
+
+        thread = threading.Thread(target=remove)
+        thread.start()
+        reap_orphans(docker_client)
+        thread.join()
+    finally:
+        rival.close()
+    with pytest.raises(docker.errors.NotFound):
+        docker_client.containers.get(container_id)
