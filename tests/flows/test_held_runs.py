@@ -123,7 +123,7 @@ def test_a_held_run_shows_the_reviewer_everything_and_cli_approval_resumes_it(
         assert shown.replace("|", "\\|") in markdown, shown
     assert artifact_key(approval.approval_id) in description and approval.reason in description
 
-    decided = colony("approvals", "approve", approval.approval_id, "--reviewer", REVIEWER, "--note", "ok", api=api)
+    decided = colony("approvals", "approve", approval.approval_id, "--display-name", REVIEWER, "--note", "ok", api=api)
     assert decided.returncode == 0, decided.stderr
     assert f"flow run {run_id}: resumed" in decided.stderr
 
@@ -144,7 +144,9 @@ def test_a_cli_rejection_resumes_the_run_into_its_rejected_end(
 ) -> None:
     path = tmp_path / "rejected.txt"
     run_id, approval, _ = hold("held-reject", path)
-    decided = colony("approvals", "reject", approval.approval_id, "--reviewer", REVIEWER, "--note", "not now", api=api)
+    decided = colony(
+        "approvals", "reject", approval.approval_id, "--display-name", REVIEWER, "--note", "not now", api=api
+    )
     assert decided.returncode == 0, decided.stderr
     state = final(run_id)
     assert state.name == "Rejected" and state.is_failed(), state

@@ -40,10 +40,10 @@ def test_a_held_call_is_approved_from_the_cli_and_resubmitted_once(ledger: Path)
 
     shown = approvals("show", approval_id)
     assert shown.exit_code == 0 and "ledger_double.write_entry" in shown.stdout
-    decided = approvals("approve", approval_id, "--reviewer", "ops@example.org", "--note", "fine", "--json")
+    decided = approvals("approve", approval_id, "--display-name", "ops@example.org", "--note", "fine", "--json")
     assert json.loads(decided.stdout)["state"] == "approved"
     again = approvals("reject", approval_id)
-    assert again.exit_code == 1 and "already approved by ops@example.org" in again.stderr
+    assert again.exit_code == 1 and "already approved by local-operator (as ops@example.org)" in again.stderr
 
     done = call(ledger, "--approval", approval_id, "--json")
     assert done.exit_code == 0, done.output
