@@ -53,6 +53,23 @@ def test_a_held_call_is_approved_from_the_cli_and_resubmitted_once(ledger: Path)
     assert replay.exit_code == 1 and "already executed" in replay.stderr and not ledger.exists()
 
 
+def test_an_approved_call_that_ran_says_it_executed_and_who_approved_it(ledger: Path) -> None:
+    approval_id = json.loads(call(ledger, "--json").stdout)["approval"]["approval_id"]
+    approved = approvals("approve", approval_id, "--display-name", "ops@example.org")
+    assert f"colony tools call ledger_double ... --approval {approval_id}" in approved.stderr
+    done = call(ledger, "--approval", approval_id)
+    assert done.exit_code == 0, done.output
+    assert "gate: executed, approved by local-operator (as ops@example.org)" in done.stderr
+    assert "gate: hold" not in done.stderr
+
+
+def test_the_list_keeps_whole_names_and_shows_the_flow_run_when_piped(ledger: Path) -> None:
+    approval_id = json.loads(call(ledger, "--json").stdout)["approval"]["approval_id"]
+    listed = runner.invoke(app, ["approvals", "list"], env={"COLUMNS": "40"})
+    assert listed.exit_code == 0 and "flow run" in listed.stdout
+    assert approval_id in listed.stdout and "engineer-1" in listed.stdout and "…" not in listed.stdout
+
+
 def test_a_rejected_call_stays_unrun(ledger: Path) -> None:
     held = call(ledger, "--json")
     assert held.exit_code == 2
