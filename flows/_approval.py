@@ -29,7 +29,11 @@ class ApprovalInput(RunInput):
     """A person's decision on an action the gate held."""
 
     approve: bool = Field(description="Approve (run the action) or reject (record the refusal).")
-    reviewer: str = Field(min_length=1, description="Who decided, e.g. an email address.")
+    reviewer: str = Field(
+        min_length=1,
+        description="Your name, e.g. an email address: shown beside prefect-operator, which the record names "
+        "(the Prefect UI carries no Colony identity).",
+    )
     note: str = Field(default="", description="Why, in a sentence; recorded with the outcome.")
 
 

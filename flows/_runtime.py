@@ -100,12 +100,13 @@ def flow_runtime(
                 decision = await anyio.to_thread.run_sync(hold, kernel, held, approval_timeout_seconds, poll_seconds)
                 if decision is None:
                     return None
-                # Whoever resumed the run reached the Prefect API: the flow's operator decided, as the reviewer named.
+                # Whoever resumed the run reached the Prefect API, not Colony: no Colony principal decided,
+                # so the record names the flow's operator and shows the name typed in the form beside it.
                 return HoldDecision(
                     approved=decision.approve,
-                    reviewer=decision.reviewer,
+                    reviewer=PREFECT_OPERATOR.agent_id,
                     note=decision.note,
-                    by=PREFECT_OPERATOR.agent_id,
+                    display_name=decision.reviewer,
                 )
 
             kernel_settings = settings.kernel

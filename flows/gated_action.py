@@ -231,7 +231,7 @@ def _trust(value: float | None) -> str:
 def _approval(decision: dict[str, Any]) -> dict[str, Any]:
     return {
         "approve": bool(decision.get("approved")),
-        "reviewer": decision["reviewer"],
+        "reviewer": decision["decided_by"],
         "note": decision.get("note", ""),
     }
 

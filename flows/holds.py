@@ -35,7 +35,7 @@ from colony.kernel import Approval, ApprovalState, ColonyKernel
 from colony.runtime import HeldCall
 from flows._approval import RESUME_GRACE_SECONDS
 from flows._events import emit_gate_refused
-from flows._report import as_json, publish
+from flows._report import publish
 
 __all__ = [
     "APPROVAL_TAG",
@@ -98,12 +98,13 @@ def review_markdown(approval: Approval, held: HeldCall, gateway_url: str) -> str
     decide = approval.approval_id
     return (
         f"# Held for a person: {held.tool}.{held.action}\n\n| | |\n|---|---|\n{table}\n\n"
-        f"## Findings\n\n{findings}\n\n## Arguments\n\n{as_json(held.arguments)}\n\n"
+        f"## Findings\n\n{findings}\n\n## Arguments\n\n```json\n{approval.arguments or '{}'}\n```\n\n"
         "## Decide\n\n"
-        "In the Prefect UI: **Resume** on this run (approve, reviewer, note). Or:\n\n"
+        "In the Prefect UI: **Resume** on this run (approve, your name, note; recorded as prefect-operator). "
+        "Or:\n\n"
         "```bash\n"
-        f'colony approvals approve {decide} --reviewer you@example.org --note "why"\n'
-        f'colony approvals reject {decide} --reviewer you@example.org --note "why"\n'
+        f'colony approvals approve {decide} --display-name you@example.org --note "why"\n'
+        f'colony approvals reject {decide} --display-name you@example.org --note "why"\n'
         f"curl -X POST {gateway_url}/v1/approvals/{decide}/approve "
         "-H 'Content-Type: application/json' -d '{\"note\": \"why\"}'\n"
         "```\n"
@@ -136,7 +137,7 @@ def resume_input(approval: Approval) -> dict[str, Any]:
     """The Resume form's answer for a decided request (an expiry is a refusal by Colony)."""
     return {
         "approve": approval.state is ApprovalState.APPROVED,
-        "reviewer": approval.reviewer or "colony",
+        "reviewer": approval.decided_by or "colony",
         "note": approval.note or "",
     }
 
@@ -144,9 +145,9 @@ def resume_input(approval: Approval) -> dict[str, Any]:
 def _ending(approval: Approval) -> tuple[str, str]:
     """The state name and message of a run ended from outside because its pause lapsed."""
     if approval.state is ApprovalState.REJECTED:
-        return "Rejected", f"Rejected by {approval.reviewer}: {approval.note or 'no note'}"
+        return "Rejected", f"Rejected by {approval.decided_by}: {approval.note or 'no note'}"
     if approval.state is ApprovalState.APPROVED:
-        return "Expired", f"approved by {approval.reviewer} after the run stopped waiting: the call did not run"
+        return "Expired", f"approved by {approval.decided_by} after the run stopped waiting: the call did not run"
     return "Expired", f"Expired: nobody decided in time (approval {approval.approval_id}); recorded as a refusal"
 
 

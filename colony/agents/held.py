@@ -73,6 +73,18 @@ class HeldRun(BaseModel):
         return path
 
     @classmethod
+    def waiting_on(cls, directory: Path, approval_id: str) -> str | None:
+        """The id of the saved held run that waits on ``approval_id``, if any (unreadable files are skipped)."""
+        for path in sorted(directory.glob("*.json")) if directory.is_dir() else ():
+            try:
+                held = cls.model_validate_json(path.read_text(encoding="utf-8"))
+            except (OSError, ValueError):
+                continue
+            if approval_id in held.approval_ids:
+                return held.run_id
+        return None
+
+    @classmethod
     def load(cls, directory: Path, run_id: str) -> HeldRun:
         """Read a held run back, naming what is wrong when it cannot."""
         if not _RUN_ID.match(run_id):

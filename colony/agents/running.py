@@ -127,7 +127,7 @@ async def decisions(agent: Agent, requests: DeferredToolRequests) -> DeferredToo
         else:
             note = f": {approval.note}" if approval.note else ""
             approvals[call.tool_call_id] = ToolDenied(
-                f"NOT RUN: {call.tool_name} was {state} by {approval.reviewer or 'nobody'}{note}. "
+                f"NOT RUN: {call.tool_name} was {state} by {approval.decided_by or 'nobody'}{note}. "
                 "The refusal is recorded; do not retry it."
             )
     return DeferredToolResults(approvals=dict(approvals), metadata=metadata)

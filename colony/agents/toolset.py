@@ -88,7 +88,7 @@ def refusal_text(outcome: CallOutcome) -> str:
             f"What would change it: {needed}. Do not retry the same call unchanged.",
         ]
         return "\n".join(lines)
-    reviewer = approval.get("reviewer") or "nobody"
+    reviewer = approval.get("decided_by") or "nobody"
     note = approval.get("note") or ""
     state = approval.get("state", outcome.status.value)
     return (

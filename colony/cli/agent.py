@@ -49,7 +49,8 @@ def _assemble(spec_path: Path) -> Agent:
         raise _fail(error) from None
 
 
-def _held_runs() -> Path:
+def held_runs_directory() -> Path:
+    """Where ``colony agent run`` keeps held runs until they are resumed."""
     return KernelSettings.from_env().checked_home() / "agent-runs"  # a path on this machine, never in a block
 
 
@@ -93,7 +94,7 @@ def _finish(agent: Agent, result: Any, spec_path: str | None, as_json: bool) -> 
         typer.echo(json.dumps({"ok": True, "output": output}) if as_json else output)
         return
     held = HeldRun.of(agent.name, result.all_messages(), output, spec_path)
-    held.save(_held_runs())
+    held.save(held_runs_directory())
     if as_json:
         typer.echo(json.dumps({"ok": False, "held_run": held.run_id, "approvals": held.approval_ids}))
     else:
@@ -140,7 +141,7 @@ def resume(
     from colony.agents import HeldRun, decisions, run
 
     try:
-        held = HeldRun.load(_held_runs(), run_id)
+        held = HeldRun.load(held_runs_directory(), run_id)
     except ColonyError as error:
         raise _fail(error) from None
     spec_path = spec or (Path(held.spec_path) if held.spec_path else None)
@@ -161,5 +162,5 @@ def resume(
         result = asyncio.run(go())
     except ColonyError as error:
         raise _fail(error) from None
-    (_held_runs() / f"{run_id}.json").unlink(missing_ok=True)
+    (held_runs_directory() / f"{run_id}.json").unlink(missing_ok=True)
     _finish(agent, result, str(spec_path), as_json)

@@ -1,8 +1,8 @@
 """``colony approvals``: see and decide the calls the gate held for a person.
 
 The CLI is this machine's operator (``LOCAL_OPERATOR``), so it sees every request and
-may decide any; the reviewer recorded is ``--reviewer`` (default: the operator's id). A
-decision on a request a Prefect run waits on resumes that run at once (``flows.holds``).
+may decide any; the reviewer recorded is the operator (``--display-name`` is only shown
+beside it). A decision on a request a Prefect run waits on resumes that run at once (``flows.holds``).
 """
 
 from __future__ import annotations
@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 from datetime import UTC, datetime
 from typing import Annotated
+from uuid import UUID
 
 import typer
+from rich.markup import escape
 from rich.table import Column, Table
 
 from colony.cli.kernel import JsonFlag, _fail, _kernel
@@ -20,11 +22,12 @@ from colony.errors import ColonyError
 from colony.kernel import Approval
 
 approvals_app = typer.Typer(no_args_is_help=True, help="Held calls waiting for (or decided by) a person.")
-console = cli_console()
 IdArgument = Annotated[str, typer.Argument(help="The approval request's id.")]
-ReviewerOption = Annotated[
-    str | None, typer.Option("--reviewer", help="Who decides, e.g. an email address (default: the local operator).")
+DisplayNameOption = Annotated[
+    str | None,
+    typer.Option("--display-name", help="A name shown beside the local operator (who decides), e.g. an email."),
 ]
+AGENT_RUN_FLOW = "agent-run"  # flows.agent_run's flow: a held one ends, and a new run carries it on
 NoteOption = Annotated[str, typer.Option("--note", help="Why, in a sentence; recorded with the decision.")]
 
 
@@ -33,7 +36,8 @@ def _when(timestamp: float | None) -> str:
 
 
 def _print(approval: Approval) -> None:
-    console.print(f"[bold]approval[/bold] {approval.approval_id}   [bold]state[/bold] {approval.state.value}")
+    out = cli_console()  # decided per print: piped output is never cut
+    out.print(f"[bold]approval[/bold] {approval.approval_id}   [bold]state[/bold] {approval.state.value}")
     rows = [
         ("agent", approval.agent_id),
         ("call", f"{approval.tool}.{approval.action} (target {approval.target})"),
@@ -43,21 +47,24 @@ def _print(approval: Approval) -> None:
         ("required evidence", ", ".join(approval.required_evidence) or "-"),
         ("requested", _when(approval.requested_at)),
         ("expires", _when(approval.expires_at)),
-        ("reviewer", approval.reviewer or "-"),
+        ("reviewer", approval.decided_by or "-"),
         ("note", approval.note or "-"),
         ("decided", _when(approval.decided_at)),
         ("executed", _when(approval.executed_at)),
         ("proposal", approval.proposal_id),
+        ("flow run", approval.flow_run_id or "-"),
     ]
     table = Table(show_header=False, box=None)
     for name, value in rows:
-        table.add_row(f"[bold]{name}[/bold]", value)
-    console.print(table)
+        table.add_row(f"[bold]{name}[/bold]", escape(value))
+    out.print(table)
+    out.print("[bold]arguments[/bold] (declared secrets redacted)")
+    out.print(escape(approval.arguments or "-"), highlight=False, soft_wrap=True)
     if approval.findings:
         findings = Table("vector", "severity", "claim", "remediation", title="findings")
         for finding in approval.findings:
             findings.add_row(finding.attack_vector.value, finding.severity.value, finding.claim, finding.remediation)
-        console.print(findings)
+        out.print(findings)
 
 
 def _emit(approval: Approval, as_json: bool) -> None:
@@ -91,6 +98,7 @@ def list_approvals(
         "score",
         "expires",
         "reviewer",
+        "flow run",
         title="approval requests",
     )
     for approval in found:
@@ -101,9 +109,10 @@ def list_approvals(
             f"{approval.tool}.{approval.action}",
             f"{approval.gate_score:.2f}",
             _when(approval.expires_at),
-            approval.reviewer or "-",
+            approval.decided_by or "-",
+            approval.flow_run_id or "-",
         )
-    console.print(table)
+    cli_console().print(table)
 
 
 @approvals_app.command("show")
@@ -136,7 +145,15 @@ def _resume(approval: Approval) -> bool:
         return True
     try:
         with get_client(sync_client=True) as client:
-            done = resume_run(client, approval)
+            run = client.read_flow_run(UUID(approval.flow_run_id))
+            if client.read_flow(run.flow_id).name == AGENT_RUN_FLOW:  # ended held: a new run carries it on
+                errors.print(
+                    f"then: prefect deployment run agent-run/agent-run -p resume_from={approval.flow_run_id} "
+                    "(with the same spec; the agent-run carries on with the kernel's decisions)",
+                    highlight=False,
+                )
+                return True
+            done = resume_run(client, approval, run=run)
     except (httpx.HTTPError, PrefectException, RuntimeError) as error:  # the run is left to the tick
         errors.print(
             f"flow run {approval.flow_run_id} waits on it but could not be resumed now ({error}); "
@@ -148,39 +165,45 @@ def _resume(approval: Approval) -> bool:
     return True
 
 
+def _next_step(approval: Approval) -> str:
+    """What carries an approved call on when no Prefect run waits: its held agent run, else a resubmission."""
+    from colony.agents import HeldRun
+    from colony.cli.agent import held_runs_directory
+
+    held = HeldRun.waiting_on(held_runs_directory(), approval.approval_id)
+    if held is not None:
+        return f"approved: then colony agent resume {held} (the held agent run carries on)"
+    return (
+        f"approved: resubmit the call with approval id {approval.approval_id} "
+        f"(colony tools call {approval.tool} ... --approval {approval.approval_id})"
+    )
+
+
 @approvals_app.command("approve")
 def approve(
-    approval_id: IdArgument, reviewer: ReviewerOption = None, note: NoteOption = "", as_json: JsonFlag = False
+    approval_id: IdArgument, display_name: DisplayNameOption = None, note: NoteOption = "", as_json: JsonFlag = False
 ) -> None:
     """Approve a pending request: a Prefect run waiting on it resumes; any other caller resubmits with its id."""
     from colony.runtime import LOCAL_OPERATOR
 
     try:
-        approval = _kernel(as_json).approve(
-            approval_id, reviewer or LOCAL_OPERATOR.agent_id, note, by=LOCAL_OPERATOR.agent_id
-        )
+        approval = _kernel(as_json).approve(approval_id, LOCAL_OPERATOR.agent_id, note, display_name=display_name)
     except ColonyError as error:
         raise _fail(error, as_json) from None
     _emit(approval, as_json)
     if not _resume(approval) and not as_json:
-        cli_console(stderr=True).print(
-            f"approved: resubmit the call with approval id {approval.approval_id} "
-            f"(colony tools call {approval.tool} ... --approval {approval.approval_id})",
-            highlight=False,
-        )
+        cli_console(stderr=True, soft_wrap=True).print(_next_step(approval), highlight=False)
 
 
 @approvals_app.command("reject")
 def reject(
-    approval_id: IdArgument, reviewer: ReviewerOption = None, note: NoteOption = "", as_json: JsonFlag = False
+    approval_id: IdArgument, display_name: DisplayNameOption = None, note: NoteOption = "", as_json: JsonFlag = False
 ) -> None:
     """Reject a pending request: the refusal is recorded against the agent that asked (a waiting run resumes)."""
     from colony.runtime import LOCAL_OPERATOR
 
     try:
-        approval = _kernel(as_json).reject(
-            approval_id, reviewer or LOCAL_OPERATOR.agent_id, note, by=LOCAL_OPERATOR.agent_id
-        )
+        approval = _kernel(as_json).reject(approval_id, LOCAL_OPERATOR.agent_id, note, display_name=display_name)
     except ColonyError as error:
         raise _fail(error, as_json) from None
     _emit(approval, as_json)

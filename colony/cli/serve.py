@@ -98,13 +98,15 @@ def gateway(
         host=settings.host,
         port=settings.port,
         log_level="warning",
-        **server_options(settings),
+        **server_options(settings, workers=True),
     )
 
 
 def gateway_worker_app() -> FastAPI:
     """The app of one ``colony gateway --workers N`` process, on the settings its parent loaded."""
     from colony.surfaces.gateway import create_app
+    from colony.surfaces.gateway.protocol import share_worker_connections
 
     settings = settings_from_parent()
+    share_worker_connections(settings.gateway)
     return create_app(settings.gateway, kernel_settings=settings.kernel)

@@ -164,11 +164,16 @@ def call_tool(
         typer.echo(json.dumps(document, indent=2))
         return
     if outcome.governed:
-        cli_console(stderr=True).print(
-            f"gate: {outcome.verdict and outcome.verdict.get('decision')} for {outcome.acting.describe()}",
-            highlight=False,
-        )
+        cli_console(stderr=True, soft_wrap=True).print(_gate_line(outcome), highlight=False)
     typer.echo(json.dumps(outcome.result, indent=2))
+
+
+def _gate_line(outcome: Any) -> str:
+    """What the gate decided about a call that ran: an approved hold ran because a person approved it."""
+    who = outcome.acting.describe()
+    if outcome.approval and outcome.approval.get("approved"):
+        return f"gate: executed, approved by {outcome.approval.get('decided_by')} for {who}"
+    return f"gate: {outcome.verdict and outcome.verdict.get('decision')} for {who}"
 
 
 def _held(approval: dict[str, Any], verdict: dict[str, Any], as_json: bool) -> typer.Exit:

@@ -39,6 +39,7 @@ from colony.kernel.models import (
     Reporter,
     SignalSource,
     SignalType,
+    reviewer_label,
 )
 from colony.kernel.pheromones import Deposit, PheromoneStore
 from colony.kernel.roles import RoleAdapter
@@ -55,7 +56,11 @@ _DECIDE = Prepared(
     .where(_IS_PENDING)
     .where(_A.c.expires_at > bindparam("now"))
     .values(
-        state=bindparam("state"), reviewer=bindparam("reviewer"), note=bindparam("note"), decided_at=bindparam("now")
+        state=bindparam("state"),
+        reviewer=bindparam("reviewer"),
+        reviewer_display_name=bindparam("display_name"),
+        note=bindparam("note"),
+        decided_at=bindparam("now"),
     )
     .returning(*_A.c)
 )
@@ -80,12 +85,34 @@ _CLAIM = Prepared(
 )
 _GET = Prepared(select(_A).where(_A.c.approval_id == bindparam("approval")))
 LIST_LIMIT = 500
+MAX_SHOWN_ARGUMENTS = 16_384
+REDACTED = "[redacted]"
+
+
+def _names(value: Any) -> list[str]:
+    """The secret argument names the runtime declared (anything else declares none)."""
+    return [name for name in value if isinstance(name, str)] if isinstance(value, list) else []
 
 
 def arguments_digest(arguments: Any) -> str:
     """sha256 of ``arguments`` as canonical JSON (sorted keys, no spaces): what an approval is bound to."""
     canonical = json.dumps(arguments, sort_keys=True, separators=(",", ":"), ensure_ascii=False, default=str)
     return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def shown_arguments(arguments: Any, secret: Sequence[str]) -> str:
+    """``arguments`` as a reviewer reads them: JSON, the ``secret`` ones redacted, cut at MAX_SHOWN_ARGUMENTS.
+
+    Only the digest binds an approval; this text is what a person judges, so a secret never
+    reaches it and a huge argument cannot flood the record.
+    """
+    if isinstance(arguments, dict):
+        arguments = {key: REDACTED if key in secret else value for key, value in arguments.items()}
+    text = json.dumps(arguments, sort_keys=True, indent=1, ensure_ascii=False, default=str)
+    if len(text) <= MAX_SHOWN_ARGUMENTS:
+        return text
+    marker = f"\n... [cut: {len(text) - MAX_SHOWN_ARGUMENTS + 100} more characters; the digest binds them all]"
+    return text[: MAX_SHOWN_ARGUMENTS - 100] + marker
 
 
 def to_approval(row: dict[str, Any]) -> Approval:
@@ -115,6 +142,7 @@ class Approvals:
         now: float,
     ) -> Approval:
         """Store a pending request for the held proposal ``proposal_id``."""
+        evidence = request.evidence_dict()
         findings = [
             {
                 "attack_vector": finding.attack_vector.value,
@@ -131,8 +159,8 @@ class Approvals:
             "tool": request.tool or request.target,
             "action": request.action_type,
             "target": request.target,
-            "arguments_digest": arguments_digest(request.evidence_dict().get("arguments", {})),
-            "arguments": None,
+            "arguments_digest": arguments_digest(evidence.get("arguments", {})),
+            "arguments": shown_arguments(evidence.get("arguments", {}), _names(evidence.get("secret_arguments"))),
             "gate_score": outcome.gate_score,
             "findings": json.dumps(findings),
             "required_evidence": json.dumps(outcome.required_evidence),
@@ -170,10 +198,23 @@ class Approvals:
 
     @staticmethod
     def decide(
-        connection: Connection, approval_id: str, state: ApprovalState, reviewer: str | None, note: str, now: float
+        connection: Connection,
+        approval_id: str,
+        state: ApprovalState,
+        reviewer: str | None,
+        note: str,
+        now: float,
+        display_name: str | None = None,
     ) -> dict[str, Any] | None:
         """Move a pending, unexpired request to ``state``; its row, or None when it was not pending (or overdue)."""
-        values = {"approval": approval_id, "state": state.value, "reviewer": reviewer, "note": note, "now": now}
+        values = {
+            "approval": approval_id,
+            "state": state.value,
+            "reviewer": reviewer,
+            "display_name": display_name,
+            "note": note,
+            "now": now,
+        }
         rows = _DECIDE.all(connection, values)
         return rows[0] if rows else None
 
@@ -216,7 +257,8 @@ class Approvals:
         feedback = -1.0 if rejected else 0.0
         before, after = self.roles.apply_outcome(connection, row["agent_id"], False, feedback, now)
         if rejected:
-            what = f"not run: held, and rejected by {row['reviewer']}: {row['note'] or 'no note'}"
+            who = reviewer_label(row["reviewer"], row["reviewer_display_name"])
+            what = f"not run: held, and rejected by {who}: {row['note'] or 'no note'}"
         else:
             what = f"not run: held, and nobody decided in time (approval {row['approval_id']} expired)"
         ConsequenceMemory.store(

@@ -20,7 +20,7 @@ from colony.kernel.audit import AuditLog
 from colony.kernel.auditing import approval_record
 from colony.kernel.checks import check_name, check_text
 from colony.kernel.ledger import ResourceLedger
-from colony.kernel.models import Approval, ApprovalClaim, ApprovalState, AttestationMode
+from colony.kernel.models import Approval, ApprovalClaim, ApprovalState, AttestationMode, reviewer_label
 from colony.kernel.proposals import open_reservation
 from colony.kernel.settings import KernelSettings
 from colony.kernel.store import Store, tables
@@ -41,10 +41,11 @@ class ApprovalOperations:
     attestor: Attestor
     approvals: Approvals
 
-    def approve(self, approval_id: str, reviewer: str, note: str = "", *, by: str | None = None) -> Approval:
+    def approve(self, approval_id: str, reviewer: str, note: str = "", *, display_name: str | None = None) -> Approval:
         """Approve a pending request: reserve its budget and issue its proposal's one-time authorization.
 
-        ``by`` is the principal that decided, as the audit log names it (default: ``reviewer``).
+        ``reviewer`` is the authenticated principal that decides (every record names it);
+        ``display_name``, a name it gives itself, is only shown beside it.
 
         Raises:
             UnknownApprovalError: No request has that id.
@@ -52,11 +53,13 @@ class ApprovalOperations:
                 budget cannot carry it now (it stays pending).
         """
         approval_id, reviewer, note = self._decision_input(approval_id, reviewer, note)
-        who = reviewer if by is None else check_name(by, "by", 256)
+        display_name = self._display_name(display_name)
         now = self.clock()
 
         def work(connection: Connection) -> Approval | ApprovalError:
-            row = self.approvals.decide(connection, approval_id, ApprovalState.APPROVED, reviewer, note, now)
+            row = self.approvals.decide(
+                connection, approval_id, ApprovalState.APPROVED, reviewer, note, now, display_name
+            )
             if row is None:
                 return self._undecidable(connection, approval_id, now)
             estimate = {"llm_calls": row["estimate_llm_calls"], "runtime_seconds": row["estimate_runtime_seconds"]}
@@ -74,30 +77,35 @@ class ApprovalOperations:
                     approval_id=approval_id,
                     state=ApprovalState.PENDING.value,
                 )
-            AuditLog.append(connection, [approval_record("approve", row, who, reviewer=reviewer, note=note)], now)
+            record = approval_record("approve", row, reviewer, display_name=display_name, note=note)
+            AuditLog.append(connection, [record], now)
             return to_approval(row)
 
         return self._raise_or_return(self.store.run(work))
 
-    def reject(self, approval_id: str, reviewer: str, note: str = "", *, by: str | None = None) -> Approval:
+    def reject(self, approval_id: str, reviewer: str, note: str = "", *, display_name: str | None = None) -> Approval:
         """Reject a pending request and record the refusal (trust, counters, history, a FAILURE trace).
 
-        ``by`` is the principal that decided, as the audit log names it (default: ``reviewer``).
+        ``reviewer`` is the authenticated principal that decides (every record names it);
+        ``display_name``, a name it gives itself, is only shown beside it.
 
         Raises:
             UnknownApprovalError: No request has that id.
             ApprovalError: It was already decided, or it expired (it is recorded as expired).
         """
         approval_id, reviewer, note = self._decision_input(approval_id, reviewer, note)
-        who = reviewer if by is None else check_name(by, "by", 256)
+        display_name = self._display_name(display_name)
         now = self.clock()
 
         def work(connection: Connection) -> Approval | ApprovalError:
-            row = self.approvals.decide(connection, approval_id, ApprovalState.REJECTED, reviewer, note, now)
+            row = self.approvals.decide(
+                connection, approval_id, ApprovalState.REJECTED, reviewer, note, now, display_name
+            )
             if row is None:
                 return self._undecidable(connection, approval_id, now)
             self.approvals.record_refusal(connection, row, now)
-            AuditLog.append(connection, [approval_record("reject", row, who, reviewer=reviewer, note=note)], now)
+            record = approval_record("reject", row, reviewer, display_name=display_name, note=note)
+            AuditLog.append(connection, [record], now)
             return to_approval(row)
 
         return self._raise_or_return(self.store.run(work))
@@ -224,6 +232,10 @@ class ApprovalOperations:
         return approval_id, reviewer, check_text(note, "note")
 
     @staticmethod
+    def _display_name(display_name: Any) -> str | None:
+        return None if display_name is None or display_name == "" else check_name(display_name, "display_name", 256)
+
+    @staticmethod
     def _state(state: ApprovalState | str | None) -> ApprovalState | None:
         if state is None:
             return None
@@ -262,7 +274,8 @@ class ApprovalOperations:
                 approval_id=approval_id,
                 state=ApprovalState.EXPIRED.value,
             )
-        by = f" by {row['reviewer']}" if row["reviewer"] else ""
+        who = reviewer_label(row["reviewer"], row["reviewer_display_name"])
+        by = f" by {who}" if who else ""
         return ApprovalError(
             f"approval {approval_id} was already {row['state']}{by}: it is decided once",
             approval_id=approval_id,

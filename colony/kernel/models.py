@@ -60,6 +60,7 @@ __all__ = [
     "SignalSource",
     "SignalSummary",
     "SignalType",
+    "reviewer_label",
 ]
 
 MAX_ID = 256
@@ -501,6 +502,13 @@ class ApprovalFinding(KernelModel):
     remediation: str = Field(description="How to address it.")
 
 
+def reviewer_label(reviewer: str | None, display_name: str | None) -> str | None:
+    """``carol (as ceo@corp)``: the authenticated reviewer first, a display name only beside it."""
+    if reviewer is None or not display_name or display_name == reviewer:
+        return reviewer
+    return f"{reviewer} (as {display_name})"
+
+
 class Approval(KernelModel):
     """A held proposal waiting for (or decided by) a person: everything a reviewer needs to judge it."""
 
@@ -511,6 +519,11 @@ class Approval(KernelModel):
     action: str = Field(description="The action (the proposal's action_type).")
     target: str = Field(description="The proposal's target.")
     arguments_digest: str = Field(description="sha256 of the action's arguments as canonical JSON.")
+    arguments: str | None = Field(
+        default=None,
+        description="The action's arguments as JSON, declared secrets redacted, cut at 16,384 characters "
+        "(marked when cut): what the reviewer approves.",
+    )
     gate_score: float = Field(ge=0.0, le=1.0, description="The gate's score.")
     findings: list[ApprovalFinding] = Field(description="The falsification findings the gate weighed.")
     required_evidence: list[str] = Field(description="What would let the gate decide alone.")
@@ -518,13 +531,23 @@ class Approval(KernelModel):
     requested_at: float = Field(description="Unix time of the HOLD.")
     expires_at: float = Field(description="Unix time after which the request lapses undecided.")
     state: ApprovalState = Field(description="pending, approved, rejected or expired.")
-    reviewer: str | None = Field(default=None, description="Who decided (None while pending or when it expired).")
+    reviewer: str | None = Field(
+        default=None, description="The authenticated principal that decided (None while pending or when it expired)."
+    )
+    reviewer_display_name: str | None = Field(
+        default=None, description="The name the reviewer gave, shown beside the reviewer, never instead."
+    )
     note: str | None = Field(default=None, description="The reviewer's note.")
     decided_at: float | None = Field(default=None, description="Unix time of the decision or the expiry.")
     executed_at: float | None = Field(
         default=None, description="Unix time the approved call claimed its authorization (once only)."
     )
     flow_run_id: str | None = Field(default=None, description="The Prefect flow run waiting on this request, if any.")
+
+    @property
+    def decided_by(self) -> str | None:
+        """Who decided, as messages name them: the principal, with the display name beside it."""
+        return reviewer_label(self.reviewer, self.reviewer_display_name)
 
 
 class ApprovalClaim(KernelModel):

@@ -14,6 +14,19 @@ from colony.runtime.principal import Acting
 __all__ = ["OutcomeDraft", "call_seconds", "failed_as", "outcome_report", "proposal_for", "ran_as"]
 
 
+def secret_arguments(schema: dict[str, Any]) -> list[str]:
+    """The arguments an input schema declares secret (``writeOnly``, or ``format: password`` as ``SecretStr``).
+
+    A reviewer is shown the arguments with these redacted; the approval still binds their digest.
+    """
+    properties = schema.get("properties", {})
+    return sorted(
+        name
+        for name, node in properties.items()
+        if isinstance(node, dict) and (node.get("writeOnly") is True or node.get("format") == "password")
+    )
+
+
 def proposal_for(
     tool: CatalogTool, action: str, arguments: dict[str, Any], request: CallRequest, acting: Acting
 ) -> Any:
@@ -28,6 +41,7 @@ def proposal_for(
         "arguments": arguments,
     }
     evidence["sandbox"] = tool.cls.isolated  # from the tool's class, never from the caller
+    evidence["secret_arguments"] = secret_arguments(tool.cls.actions()[action].input_schema)
     if request.target:
         evidence["caller_target"] = request.target
     if acting.acted_by:
@@ -54,7 +68,7 @@ def outcome_report(outcome: OutcomeDraft, what: str, passed: bool, runtime_secon
     approved = outcome.approval is not None and outcome.approval.get("approved")
     if approved:
         note = outcome.approval.get("note") if outcome.approval else None
-        what += f" (approved by {outcome.approval['reviewer']}{': ' + note if note else ''})"  # type: ignore[index]
+        what += f" (approved by {outcome.approval['decided_by']}{': ' + note if note else ''})"  # type: ignore[index]
     return RecordOutcomeRequest(
         agent_id=outcome.acting.agent_id,
         action_type=outcome.action,

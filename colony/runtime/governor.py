@@ -66,9 +66,9 @@ class HoldDecision:
     """A person's decision on a held call."""
 
     approved: bool
-    reviewer: str
+    reviewer: str  # the principal that decided, as every record names it
     note: str = ""
-    by: str | None = None  # the principal that decided, for the audit log (``reviewer`` is what a person typed)
+    display_name: str | None = None  # a name the reviewer typed: shown beside ``reviewer``, never instead
 
 
 HoldStrategy = Callable[[HeldCall], Awaitable[HoldDecision | None]]
@@ -300,8 +300,10 @@ class Governor:
                 if decision is None:
                     return kernel.expire_approval(approval_id)
                 if decision.approved:
-                    return kernel.approve(approval_id, decision.reviewer, decision.note, by=decision.by)
-                return kernel.reject(approval_id, decision.reviewer, decision.note, by=decision.by)
+                    return kernel.approve(
+                        approval_id, decision.reviewer, decision.note, display_name=decision.display_name
+                    )
+                return kernel.reject(approval_id, decision.reviewer, decision.note, display_name=decision.display_name)
             except ApprovalError as error:
                 if type(error) is not ApprovalError or error.state == "pending":  # unknown id, or budget
                     raise
@@ -321,7 +323,7 @@ class Governor:
                 approval.approval_id, agent_id=acting.agent_id, tool=tool, action=action, arguments_digest=digest
             )
         )
-        return claim.authorization, claim.approval.reviewer
+        return claim.authorization, claim.approval.decided_by
 
     async def _not_approved(self, outcome: OutcomeDraft, approval: Any) -> CallOutcome:
         """A rejected or expired approval: the kernel recorded the refusal; the caller gets that record."""

@@ -35,6 +35,8 @@ def approval_view(approval: Any) -> dict[str, Any]:
         "reason": approval.reason,
         "required_evidence": list(approval.required_evidence),
         "reviewer": approval.reviewer,
+        "reviewer_display_name": approval.reviewer_display_name,
+        "decided_by": approval.decided_by,
         "note": approval.note,
         "approved": {"approved": True, "rejected": False}.get(state),
     }

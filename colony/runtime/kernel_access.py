@@ -100,12 +100,13 @@ def authorize_approval_decision(principal: Principal, requested_by: str) -> None
 
 
 def visible_approvals(principal: Principal, agent_id: str | None) -> str | None:
-    """The agent whose requests ``principal`` may read: anyone's for an operator (``None`` = all), else its own.
+    """The agent whose requests ``principal`` may read: anyone's for an operator or a reviewer (``None`` = all).
 
-    No capability token is needed to read one's own requests: an agent whose call was held
-    must be able to see why and whether it was decided.
+    A ``kernel:approve`` holder reads every request, since it may decide them. No capability
+    token is needed to read one's own: an agent whose call was held must see why and whether
+    it was decided.
     """
-    if principal.operator:
+    if principal.operator or principal.allows(KERNEL_APPROVE):
         return agent_id
     if agent_id is not None and agent_id != principal.agent_id:
         raise IdentityError(f"principal {principal.agent_id!r} may read only its own approval requests")

@@ -23,14 +23,15 @@ from colony.surfaces.kernel_tools import KernelTool
 
 __all__ = ["APPROVAL_TOOLS_VERSION", "approval_tools", "call_approval_tool", "may_list", "mcp_resolution"]
 
-APPROVAL_TOOLS_VERSION = "1.0.0"
+APPROVAL_TOOLS_VERSION = "2.0.0"
 _APPROVAL = {"type": "object", "description": "An approval request (Approval: id, state, call, score, reason, ...)."}
 _DEFINITIONS: list[dict[str, Any]] = [
     {
         "name": "colony_list_approvals",
         "title": "List approval requests",
-        "description": "List the approval requests of calls the gate held for a person, newest first: every "
-        "request for an operator, the caller's own for an agent. Filter by state (pending, approved, rejected, "
+        "description": "List the approval requests of calls the gate held for a person, newest first, each with "
+        "its arguments (declared secrets redacted): every request for an operator or a kernel:approve holder, "
+        "the caller's own for an agent. Filter by state (pending, approved, rejected, "
         "expired) and, for operators, by agent_id.",
         "input_schema": {
             "type": "object",
@@ -64,7 +65,12 @@ _DEFINITIONS: list[dict[str, Any]] = [
                 "approval_id": {"type": "string", "description": "The request's id."},
                 "approve": {"type": "boolean", "description": "true approves, false rejects."},
                 "note": {"type": "string", "description": "Why, in a sentence; recorded with the decision."},
-                "reviewer": {"type": "string", "description": "Who decides (default: the caller's agent id)."},
+                "display_name": {
+                    "type": "string",
+                    "minLength": 1,
+                    "maxLength": 256,
+                    "description": "A name shown beside the caller, e.g. an email address (the caller decides).",
+                },
             },
             "additionalProperties": False,
         },
@@ -136,8 +142,8 @@ def _decide(kernel: Any, arguments: dict[str, Any], principal: Principal) -> dic
     approval_id = arguments["approval_id"]
     authorize_approval_decision(principal, kernel.get_approval(approval_id).agent_id)
     decide = kernel.approve if arguments["approve"] else kernel.reject
-    reviewer = arguments.get("reviewer") or principal.agent_id
-    decided = decide(approval_id, reviewer, arguments.get("note", ""), by=principal.agent_id)
+    note = arguments.get("note", "")
+    decided = decide(approval_id, principal.agent_id, note, display_name=arguments.get("display_name"))
     return {"approval": decided.model_dump(mode="json")}
 
 

@@ -139,7 +139,7 @@ def test_hold_is_resumed_with_approval_through_the_api(kernel: ColonyKernel, tmp
     resume_flow_run(flow_run_id, run_input={"approve": True, "reviewer": "ops@example.org", "note": "looks right"})
     summary = finish(thread, box, "Executed")
     assert summary.verdict.decision is Decision.HOLD and summary.outcome is Outcome.EXECUTED
-    assert summary.approval is not None and summary.approval.reviewer == "ops@example.org"
+    assert summary.approval is not None and summary.approval.reviewer == "prefect-operator (as ops@example.org)"
     assert path.read_text() == "figures"
     [consequence] = kernel.consequence_log("engineer-1")
     assert consequence.tests_passed and consequence.human_feedback == 1.0
@@ -154,7 +154,7 @@ def test_hold_rejected_records_the_refusal(kernel: ColonyKernel, tmp_path: Path)
     assert summary.outcome is Outcome.REJECTED and not path.exists()
     [consequence] = kernel.consequence_log("engineer-1")
     assert not consequence.tests_passed and consequence.human_feedback == -1.0
-    assert "rejected by ops@example.org: not today" in consequence.actual_outcome
+    assert "rejected by prefect-operator (as ops@example.org): not today" in consequence.actual_outcome
     assert summary.trust_after is not None and summary.trust_after < 0.8
 
 

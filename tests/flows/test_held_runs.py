@@ -37,6 +37,8 @@ pytestmark = pytest.mark.prefect_server
 NAME = "holds-test"
 COLONY = Path(sys.executable).parent / "colony"
 REVIEWER = "ops@example.org"
+CLI_DECIDED = f"local-operator (as {REVIEWER})"  # the CLI's principal, the typed name beside it
+UI_DECIDED = f"prefect-operator (as {REVIEWER})"  # the Prefect UI carries no Colony identity
 
 
 @pytest.fixture
@@ -123,19 +125,19 @@ def test_a_held_run_shows_the_reviewer_everything_and_cli_approval_resumes_it(
         assert shown.replace("|", "\\|") in markdown, shown
     assert artifact_key(approval.approval_id) in description and approval.reason in description
 
-    decided = colony("approvals", "approve", approval.approval_id, "--reviewer", REVIEWER, "--note", "ok", api=api)
+    decided = colony("approvals", "approve", approval.approval_id, "--display-name", REVIEWER, "--note", "ok", api=api)
     assert decided.returncode == 0, decided.stderr
     assert f"flow run {run_id}: resumed" in decided.stderr
 
     state = final(run_id)
     assert state.name == "Executed" and state.is_completed(), state
-    assert state.message == f"Executed: approved by {REVIEWER}: ok"
+    assert state.message == f"Executed: approved by {CLI_DECIDED}: ok"
     assert path.read_text() == "figures"
     summary = summary_of(state)
-    assert summary.approval is not None and summary.approval.reviewer == REVIEWER
+    assert summary.approval is not None and summary.approval.reviewer == CLI_DECIDED
     [entry] = kernel().consequence_log("held-approve")
     assert entry.proposal_id == approval.proposal_id  # attested: the approval's authorization was consumed
-    assert entry.human_feedback == 1.0 and f"approved by {REVIEWER}: ok" in entry.actual_outcome
+    assert entry.human_feedback == 1.0 and f"approved by {CLI_DECIDED}: ok" in entry.actual_outcome
     assert kernel().get_approval(approval.approval_id).executed_at is not None
 
 
@@ -144,11 +146,13 @@ def test_a_cli_rejection_resumes_the_run_into_its_rejected_end(
 ) -> None:
     path = tmp_path / "rejected.txt"
     run_id, approval, _ = hold("held-reject", path)
-    decided = colony("approvals", "reject", approval.approval_id, "--reviewer", REVIEWER, "--note", "not now", api=api)
+    decided = colony(
+        "approvals", "reject", approval.approval_id, "--display-name", REVIEWER, "--note", "not now", api=api
+    )
     assert decided.returncode == 0, decided.stderr
     state = final(run_id)
     assert state.name == "Rejected" and state.is_failed(), state
-    assert state.message == f"Rejected by {REVIEWER}: not now"
+    assert state.message == f"Rejected by {CLI_DECIDED}: not now"
     assert not path.exists()
     assert summary_of(state).outcome is Outcome.REJECTED
     [entry] = kernel().consequence_log("held-reject")
@@ -165,7 +169,9 @@ def test_a_resume_with_the_form_input_as_the_ui_sends_it_decides_the_approval(wo
     state = final(run_id)
     assert state.name == "Executed", state
     decided = kernel().get_approval(approval.approval_id)
-    assert decided.state is ApprovalState.APPROVED and decided.reviewer == REVIEWER and decided.note == "from the UI"
+    assert (
+        decided.state is ApprovalState.APPROVED and decided.decided_by == UI_DECIDED and decided.note == "from the UI"
+    )
     [entry] = kernel().consequence_log("held-ui")
     assert entry.proposal_id == approval.proposal_id and path.read_text() == "figures"
 

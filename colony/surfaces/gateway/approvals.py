@@ -121,10 +121,9 @@ def approval_routes(runtime: Runtime, authenticator: Authenticator, waits: Princ
         verb = "approve" if approve else "reject"
         async with runtime.refusals.forbidden(principal.agent_id, asked.agent_id, f"{verb} approval {approval_id}"):
             authorize_approval_decision(principal, asked.agent_id)
-        reviewer = body.reviewer or principal.agent_id
         decide_on = kernel().approve if approve else kernel().reject
         decided = await anyio.to_thread.run_sync(
-            lambda: decide_on(approval_id, reviewer, body.note, by=principal.agent_id)
+            lambda: decide_on(approval_id, principal.agent_id, body.note, display_name=body.display_name)
         )
         return {"ok": True, "approval": shown(decided)}
 

@@ -52,8 +52,11 @@ class DecisionRequest(BaseModel):
 
     model_config = ConfigDict(extra="forbid")
 
-    reviewer: str | None = Field(
-        default=None, min_length=1, max_length=256, description="Who decides (default: the caller's agent id)."
+    display_name: str | None = Field(
+        default=None,
+        min_length=1,
+        max_length=256,
+        description="A name shown beside the caller, e.g. an email address (the caller is who decides).",
     )
     note: str = Field(default="", max_length=10_000, description="Why, in a sentence; recorded with the decision.")
 

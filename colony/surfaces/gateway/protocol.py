@@ -37,7 +37,7 @@ from colony.surfaces.gateway.shares import ClientShares
 if TYPE_CHECKING:
     from colony.surfaces.gateway.settings import GatewaySettings
 
-__all__ = ["GatewayHttpProtocol", "HeadWithBody", "server_options"]
+__all__ = ["GatewayHttpProtocol", "HeadWithBody", "WorkerHttpProtocol", "server_options", "share_worker_connections"]
 
 logger = logging.getLogger("colony.gateway")
 
@@ -205,16 +205,30 @@ class HeadWithBody:
         return getattr(self._transport, name)
 
 
-def server_options(settings: GatewaySettings) -> dict[str, Any]:
+class WorkerHttpProtocol(GatewayHttpProtocol):
+    """The protocol of a ``--workers N`` process, named by import string (a class built at run time cannot
+    be pickled to a spawned worker); ``share_worker_connections`` gives it that process's shares."""
+
+
+def share_worker_connections(settings: GatewaySettings) -> None:
+    """Count this worker process's connections per client address, as ``server_options`` does for one process."""
+    WorkerHttpProtocol.shares = ClientShares(settings.client_share, settings.trusted_proxies)
+
+
+def server_options(settings: GatewaySettings, *, workers: bool = False) -> dict[str, Any]:
     """Keyword arguments for ``uvicorn.run`` that apply the gateway's connection limits.
 
     X-Forwarded-* headers are read only from the proxies the operator names: uvicorn would
     otherwise believe them from any loopback client, which could then put any address in
     the audit log. No ``server`` header names what serves the gateway. The protocol is a
-    subclass of its own, counting this server's connections per client address.
+    subclass of its own, counting this server's connections per client address; with
+    ``workers`` it is named by import string, and each worker's app factory gives it shares.
     """
-    shares = ClientShares(settings.client_share, settings.trusted_proxies)
-    protocol = type("GatewayHttpProtocol", (GatewayHttpProtocol,), {"shares": shares})
+    if workers:
+        protocol: type[GatewayHttpProtocol] | str = f"{__name__}:{WorkerHttpProtocol.__name__}"
+    else:
+        shares = ClientShares(settings.client_share, settings.trusted_proxies)
+        protocol = type("GatewayHttpProtocol", (GatewayHttpProtocol,), {"shares": shares})
     return {
         "http": protocol,
         "timeout_keep_alive": settings.header_timeout_seconds,

@@ -50,7 +50,9 @@ async def test_a_held_call_is_approved_with_the_cli_then_the_resumed_run_execute
     with pytest.raises(ApprovalError, match=f"approval {approval_id} .* awaits a person"):
         await decisions(agent, first.output)
 
-    decided = runner.invoke(app, ["approvals", "approve", approval_id, "--reviewer", "ops@example.org", "--note", "ok"])
+    decided = runner.invoke(
+        app, ["approvals", "approve", approval_id, "--display-name", "ops@example.org", "--note", "ok"]
+    )
     assert decided.exit_code == 0, decided.output
     results = await decisions(agent, first.output)
     second = await run(
@@ -60,7 +62,7 @@ async def test_a_held_call_is_approved_with_the_cli_then_the_resumed_run_execute
     assert path.read_text() == "the redacted summary"
     [answer] = [p for m in second.new_messages() for p in getattr(m, "parts", []) if p.part_kind == "tool-return"]
     assert answer.content == {"path": str(path)}
-    assert answer.metadata["approval"]["reviewer"] == "ops@example.org"
+    assert answer.metadata["approval"]["decided_by"] == "local-operator (as ops@example.org)"
     [consequence] = kernel.consequence_log("clerk-1")
     assert consequence.proposal_id == pending.proposal_id  # attested: the record settles the approved proposal
     assert kernel.get_approval(approval_id).executed_at is not None
@@ -73,7 +75,7 @@ async def test_a_rejected_call_reaches_the_model_as_the_rejection_and_nothing_ru
     path = tmp_path / "report.txt"
     agent, script, first, approval_id = await hold(make_agent, kernel, path, ["Understood, not written."])
     decided = runner.invoke(
-        app, ["approvals", "reject", approval_id, "--reviewer", "ops@example.org", "--note", "wrong file"]
+        app, ["approvals", "reject", approval_id, "--display-name", "ops@example.org", "--note", "wrong file"]
     )
     assert decided.exit_code == 0, decided.output
     second = await run(
@@ -86,7 +88,7 @@ async def test_a_rejected_call_reaches_the_model_as_the_rejection_and_nothing_ru
     assert second.output == "Understood, not written."
     assert not path.exists()
     [(_name, text)] = [r for r in script.returns() if r[0] == "write_entry"]
-    assert "rejected by ops@example.org: wrong file" in text and "do not retry" in text
+    assert "rejected by local-operator (as ops@example.org): wrong file" in text and "do not retry" in text
     [consequence] = kernel.consequence_log("clerk-1")
     assert consequence.kind.value == "rejection"
 

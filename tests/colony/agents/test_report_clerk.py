@@ -57,7 +57,8 @@ async def test_the_report_clerk_runs_its_four_tools_and_its_shell_call_waits_for
     approval_id = first.output.metadata[call.tool_call_id]["approval_id"]
 
     assert (
-        CliRunner().invoke(app, ["approvals", "approve", approval_id, "--reviewer", "ops@example.org"]).exit_code == 0
+        CliRunner().invoke(app, ["approvals", "approve", approval_id, "--display-name", "ops@example.org"]).exit_code
+        == 0
     )
     second = await run(
         clerk,

@@ -75,7 +75,9 @@ def test_a_held_run_is_resumed_from_the_cli_after_colony_approvals_approve(
     assert (
         pending.exit_code == 1 and f"approval {approval_id}" in pending.stderr and "awaits a person" in pending.stderr
     )
-    assert runner.invoke(app, ["approvals", "approve", approval_id, "--reviewer", "ops@example.org"]).exit_code == 0
+    approved = runner.invoke(app, ["approvals", "approve", approval_id, "--display-name", "ops@example.org"])
+    assert approved.exit_code == 0 and f"then colony agent resume {held.run_id}" in approved.stderr
+    assert "colony tools call" not in approved.stderr
     done = runner.invoke(app, ["agent", "resume", held.run_id, "--json"])
     assert done.exit_code == 0, done.output
     assert path.read_text() == "figures"

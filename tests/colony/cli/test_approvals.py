@@ -40,10 +40,10 @@ def test_a_held_call_is_approved_from_the_cli_and_resubmitted_once(ledger: Path)
 
     shown = approvals("show", approval_id)
     assert shown.exit_code == 0 and "ledger_double.write_entry" in shown.stdout
-    decided = approvals("approve", approval_id, "--reviewer", "ops@example.org", "--note", "fine", "--json")
+    decided = approvals("approve", approval_id, "--display-name", "ops@example.org", "--note", "fine", "--json")
     assert json.loads(decided.stdout)["state"] == "approved"
     again = approvals("reject", approval_id)
-    assert again.exit_code == 1 and "already approved by ops@example.org" in again.stderr
+    assert again.exit_code == 1 and "already approved by local-operator (as ops@example.org)" in again.stderr
 
     done = call(ledger, "--approval", approval_id, "--json")
     assert done.exit_code == 0, done.output
@@ -51,6 +51,23 @@ def test_a_held_call_is_approved_from_the_cli_and_resubmitted_once(ledger: Path)
     ledger.unlink()
     replay = call(ledger, "--approval", approval_id)
     assert replay.exit_code == 1 and "already executed" in replay.stderr and not ledger.exists()
+
+
+def test_an_approved_call_that_ran_says_it_executed_and_who_approved_it(ledger: Path) -> None:
+    approval_id = json.loads(call(ledger, "--json").stdout)["approval"]["approval_id"]
+    approved = approvals("approve", approval_id, "--display-name", "ops@example.org")
+    assert f"colony tools call ledger_double ... --approval {approval_id}" in approved.stderr
+    done = call(ledger, "--approval", approval_id)
+    assert done.exit_code == 0, done.output
+    assert "gate: executed, approved by local-operator (as ops@example.org)" in done.stderr
+    assert "gate: hold" not in done.stderr
+
+
+def test_the_list_keeps_whole_names_and_shows_the_flow_run_when_piped(ledger: Path) -> None:
+    approval_id = json.loads(call(ledger, "--json").stdout)["approval"]["approval_id"]
+    listed = runner.invoke(app, ["approvals", "list"], env={"COLUMNS": None})  # piped, no width asked
+    assert listed.exit_code == 0 and "flow run" in listed.stdout
+    assert approval_id in listed.stdout and "engineer-1" in listed.stdout and "…" not in listed.stdout
 
 
 def test_a_rejected_call_stays_unrun(ledger: Path) -> None:

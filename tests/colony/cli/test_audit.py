@@ -23,7 +23,7 @@ def decisions_from_the_cli(ledger: Path) -> None:
     """HOLD -> approve -> run once; HOLD -> reject; a resubmission for another agent (403)."""
     assert call(ledger).exit_code == 2
     [pending] = json.loads(approvals("list", "--state", "pending", "--json").stdout)
-    assert approvals("approve", pending["approval_id"], "--reviewer", "ops@example.org").exit_code == 0
+    assert approvals("approve", pending["approval_id"], "--display-name", "ops@example.org").exit_code == 0
     assert call(ledger, "--approval", pending["approval_id"]).exit_code == 0
     assert call(ledger).exit_code == 2
     [second] = json.loads(approvals("list", "--state", "pending", "--json").stdout)
@@ -55,7 +55,7 @@ def test_export_writes_json_lines_of_every_decision_and_verify_passes(ledger: Pa
         ("refused", "forbidden"),
     ]
     assert (entries[1]["who"], entries[2]["who"]) == ("local-operator", "engineer-1")  # who decided, who ran it
-    assert entries[1]["detail"]["reviewer"] == "ops@example.org"  # type: ignore[index]
+    assert entries[1]["detail"]["display_name"] == "ops@example.org"  # type: ignore[index]
     assert (entries[5]["who"], entries[5]["on_behalf"]) == (entries[1]["who"], "engineer-2")
     assert f"last entry 6, hash {entries[5]['hash']}" in done.stderr
 

@@ -38,12 +38,12 @@ def mixed_log(kernel: ColonyKernel) -> None:
     assert all(verdict.decision is Decision.HOLD for verdict in held)
     approved, rejected, lapsed = (verdict.approval_id for verdict in held)
     assert approved and rejected and lapsed
-    kernel.approve(approved, "ops@example.org", "fine", by="ops")
+    kernel.approve(approved, "ops", "fine", display_name="ops@example.org")
     digest = kernel.get_approval(approved).arguments_digest
     kernel.claim_approval(
         approved, agent_id="engineer-1", tool="pkg.parser", action="patch_file", arguments_digest=digest
     )
-    kernel.reject(rejected, "ops@example.org", "not tonight", by="ops")
+    kernel.reject(rejected, "ops", "not tonight", display_name="ops@example.org")
     kernel.clock.advance(kernel.settings.approval_ttl_seconds + 1)  # type: ignore[attr-defined]
     kernel.tick()
 
@@ -64,7 +64,7 @@ def test_each_decision_appends_who_for_whom_what_and_the_verdict(any_kernel: Col
     log = list(any_kernel.audit_entries())
     assert log[0].what == "patch_file pkg.parser" and log[0].detail["gate_score"] > 0
     assert log[2].detail["approval_id"] == log[5].detail["approval_id"]
-    assert log[7].detail | {"reviewer": "ops@example.org", "note": "not tonight"} == log[7].detail
+    assert log[7].detail | {"display_name": "ops@example.org", "note": "not tonight"} == log[7].detail
     assert [entry.seq for entry in log] == list(range(1, 10))
     assert all(entry.prev_hash == before.hash for before, entry in itertools.pairwise(log))
     check = any_kernel.verify_audit()
