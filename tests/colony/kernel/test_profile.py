@@ -21,7 +21,8 @@ def test_agent_profile_still_creates_as_the_seed_says(any_kernel: ColonyKernel) 
 
 
 def test_find_profile_reads_what_agent_profile_reads(any_kernel: ColonyKernel) -> None:
-    any_kernel.propose_action(good_plan())
+    any_kernel.set_trust("engineer-1", 0.6)
+    any_kernel.propose_action(good_plan())  # executed, so its passing outcome accepts it
     any_kernel.record_outcome(
         {"agent_id": "engineer-1", "action_type": "patch_file", "target": "pkg.parser", "actual_outcome": "ok",
          "tests_passed": True}
