@@ -71,6 +71,7 @@ __all__ = [
     "AWSError",
     "ActionNotExecutedError",
     "ActionRecordedError",
+    "AgentModelError",
     "AgentSpecError",
     "ApprovalError",
     "AttestationError",
@@ -376,6 +377,10 @@ class ToolEntrySpecMismatch(CatalogError):
 
 class AgentSpecError(ColonyError):
     """An agent definition is malformed or names things the agent does not have."""
+
+
+class AgentModelError(ColonyError):
+    """An agent's model could not be reached, refused the request, or answered something unusable."""
 
 
 class SettingsError(ColonyError):

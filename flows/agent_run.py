@@ -25,10 +25,20 @@ from prefect.states import State
 from prefect.utilities.asyncutils import run_coro_as_sync
 from pydantic_ai import DeferredToolRequests
 from pydantic_ai.durable_exec.prefect import PrefectDurability
+from pydantic_ai.exceptions import AgentRunError
 from pydantic_ai.models import Model
 
 from blocks import load_settings
-from colony.agents import Agent, HeldRun, assemble, decisions, load_agent_spec, model_agent
+from colony.agents import (
+    Agent,
+    HeldRun,
+    assemble,
+    decisions,
+    load_agent_spec,
+    model_agent,
+    model_failure,
+    resolve_model,
+)
 from colony.errors import AgentSpecError
 from flows._report import as_json, finish, publish
 from flows._runtime import flow_runtime
@@ -57,14 +67,18 @@ def run_agent(
     """The flow's body, in the current flow run; ``model`` replaces the spec's (a scripted model in tests)."""
     runtime = flow_runtime(load_settings(), pause_on_hold=False)
     agent = assemble(load_agent_spec(Path(spec)), runtime)
-    durable = model_agent(agent, model=model, capabilities=[PrefectDurability()])
+    chosen = model if model is not None else resolve_model(agent)
+    durable = model_agent(agent, model=chosen, capabilities=[PrefectDurability()])
     held = _held(resume_from, agent) if resume_from is not None else None
 
     async def go() -> Any:
-        if held is None:
-            return await durable.run(prompt)
-        results = await decisions(agent, held.deferred())
-        return await durable.run(None, message_history=held.history(), deferred_tool_results=results)
+        try:
+            if held is None:
+                return await durable.run(prompt)
+            results = await decisions(agent, held.deferred())
+            return await durable.run(None, message_history=held.history(), deferred_tool_results=results)
+        except AgentRunError as error:
+            raise model_failure(agent, chosen, error) from None
 
     result = run_coro_as_sync(go())
     output = result.output

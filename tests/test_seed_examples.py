@@ -17,6 +17,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import jsonschema
 import pytest
 
 from colony.capability import action_executor, action_menu
@@ -176,8 +177,8 @@ async def test_seed_000_sandbox_sample_defines_and_names_its_missing_image() -> 
 def test_seed_004_catalog_records_keep_the_1_0_0_contract(name: str) -> None:
     """Each record has ToolSchema's nine fields and the seed's 1.0.0 schemas, tags and tokens.
 
-    Versions moved on by MINOR/PATCH only, and schemas only grew (README, "From the seeds":
-    versions and pii_redact / jsonschema_validate).
+    Versions moved on under seed 004's rule (README, "From the seeds": versions and
+    pii_redact / jsonschema_validate); the breaking ones are checked below.
     """
     required_in, types, required_out, tags = SEED_004_TOOLS[name]
     records = {record["name"]: record for record in UnifiedToolClient().get_local_toolhost().list_tools()}
@@ -186,12 +187,29 @@ def test_seed_004_catalog_records_keep_the_1_0_0_contract(name: str) -> None:
     assert record["tool_id"] == f"tool:{name}"
     assert record["required_capabilities"] == [f"tool:{name}"] and record["required_capability"] == f"tool:{name}"
     assert record["policy_tags"] == tags and record["deterministic"] is True
-    assert semver_key(record["version"]) >= semver_key("1.0.0") and record["version"].startswith("1.")
+    assert semver_key(record["version"]) >= semver_key("1.0.0")
     assert record["input_schema"]["required"] == required_in
     assert record["input_schema"]["additionalProperties"] is False
     for field, kind in types.items():
         assert record["input_schema"]["properties"][field].get("type") == kind, field
     assert set(required_out) <= set(record["output_schema"]["required"])
+
+
+def test_seed_004_a_tool_refusing_what_1_0_0_accepted_is_a_new_major_version() -> None:
+    """Seed 004: breaking changes to input schemas are MAJOR.
+
+    pii_redact caps ``replacement`` (1.0.0 took any string); jsonschema_validate checks formats
+    that plain ``jsonschema`` accepts unchecked.
+    """
+    client = UnifiedToolClient()
+    records = {record["name"]: record for record in client.get_local_toolhost().list_tools()}
+    assert "maxLength" in records["pii_redact"]["input_schema"]["properties"]["replacement"]
+    schema = {"type": "object", "properties": {"email": {"type": "string", "format": "email"}}}
+    data = {"email": "not an address"}
+    jsonschema.validate(data, schema)  # plain jsonschema accepts it
+    assert client.call_tool_local("jsonschema_validate", {"schema": schema, "data": data})["valid"] is False
+    for name in ("pii_redact", "jsonschema_validate"):
+        assert semver_key(records[name]["version"]) >= semver_key("2.0.0"), name
 
 
 def test_seed_004_input_defaults_are_the_seeds() -> None:

@@ -8,7 +8,7 @@ running.py    the model loop, and resuming held calls from the kernel's decision
 
 from colony.agents.assembly import Agent, assemble
 from colony.agents.held import HeldRun
-from colony.agents.running import AgentOutput, decisions, model_agent, resolve_model, run
+from colony.agents.running import AgentOutput, decisions, model_agent, model_failure, resolve_model, run
 from colony.agents.spec import MODEL_ENV, AgentSpec, Approval, ToolOverride, load_agent_spec
 from colony.agents.toolset import ColonyToolset, steer
 
@@ -25,6 +25,7 @@ __all__ = [
     "decisions",
     "load_agent_spec",
     "model_agent",
+    "model_failure",
     "resolve_model",
     "run",
     "steer",

@@ -4,8 +4,11 @@ Per-agent tool text (``tool_overrides``) and the operator's approval decision
 (``tool_approval``) are applied as thin layers over the capabilities' own menu,
 keyed by stable ids: an action id (``tool:unit_convert.convert_units``) or a
 tool id (``tool:unit_convert``), which means the tool's primary action for a
-rename and every action of the tool for approval. The operator's setting beats
-the code's ``side_effecting`` flag.
+rename and, for approval, every action of the tool that changes something (is
+side-effecting or costs): a tool-level approval never governs a read such as
+``check_preconditions``, and one naming a tool with only reads is an error (name
+the action id to make a person approve a read). The operator's setting beats the
+code's ``side_effecting`` flag.
 
 An agent names catalog tools only, and every call it makes goes through the
 runtime's one pipeline as the agent's own principal (holding exactly the
@@ -149,9 +152,13 @@ class Agent:
 
     def _approval_required(self, entry: ActionDescription) -> bool:
         """Whether the operator's spec demands a person's approval for this action (not merely the default)."""
+        capability, _ = self._mount(entry)
+        return _approval(self.spec, capability, entry) is Approval.REQUIRED
+
+    def _mount(self, entry: ActionDescription) -> tuple[AgentCapability, str]:
+        """The mounted capability behind a menu entry, and its id."""
         capability_id = entry.action_id.removesuffix(f".{entry.action}")
-        setting = self.spec.tool_approval.get(entry.action_id) or self.spec.tool_approval.get(capability_id)
-        return setting is Approval.REQUIRED
+        return next(c for c in self.capabilities if c.capability_id() == capability_id), capability_id
 
     def governed(self, entry: ActionDescription) -> bool:
         """Whether a call of this menu entry passes the gate (it changes the world, or a person must approve it)."""
@@ -195,15 +202,21 @@ class Agent:
                     f"agent {self.name!r}: {setting} names {unknown}, which the agent does not have "
                     f"(it has: {sorted(known)})"
                 )
+        for key, approval in self.spec.tool_approval.items():
+            capability, action = known[key]
+            if action is None and approval is Approval.REQUIRED and not _changes(capability):
+                raise AgentSpecError(
+                    f"agent {self.name!r}: tool_approval names {key!r}, whose actions only read; a tool-level "
+                    f"approval governs actions that change something (name an action id to approve a read)"
+                )
 
     def _apply_layers(self, entry: ActionDescription) -> ActionDescription:
-        capability_id = entry.action_id.removesuffix(f".{entry.action}")
-        capability = next(c for c in self.capabilities if c.capability_id() == capability_id)
+        capability, capability_id = self._mount(entry)
         primary = isinstance(capability, ToolCapability) and capability.primary_action() == entry.action
         override = self.spec.tool_overrides.get(entry.action_id) or (
             self.spec.tool_overrides.get(capability_id) if primary else None
         )
-        approval = self.spec.tool_approval.get(entry.action_id) or self.spec.tool_approval.get(capability_id)
+        approval = _approval(self.spec, capability, entry)
         updates: dict[str, Any] = {
             "needs_approval": entry.side_effecting if approval is None else approval is Approval.REQUIRED
         }
@@ -218,6 +231,19 @@ class Agent:
             schema["properties"] = properties | {k: v for k, v in GOVERNANCE_PROPERTIES.items() if k not in properties}
             updates["input_schema"] = schema
         return entry.model_copy(update=updates)
+
+
+def _approval(spec: AgentSpec, capability: AgentCapability, entry: ActionDescription) -> Approval | None:
+    """The operator's setting for one action: its own, else its tool's when the action changes something."""
+    own = spec.tool_approval.get(entry.action_id)
+    if own is not None or not _governed(capability, entry.action, False):
+        return own
+    return spec.tool_approval.get(capability.capability_id())
+
+
+def _changes(capability: AgentCapability) -> bool:
+    """Whether any action of the capability changes something (a tool-level approval has work to do)."""
+    return any(_governed(capability, action, False) for action in capability.actions())
 
 
 def _governed(capability: AgentCapability, action: str, approval_required: bool) -> bool:

@@ -17,24 +17,29 @@ from pydantic_ai import Agent as ModelAgent
 from pydantic_ai import DeferredToolRequests, DeferredToolResults, ToolApproved, ToolDenied
 from pydantic_ai.agent import AgentRunResult
 from pydantic_ai.capabilities import AbstractCapability
-from pydantic_ai.exceptions import UserError
+from pydantic_ai.exceptions import AgentRunError, UserError
 from pydantic_ai.messages import ModelMessage
 from pydantic_ai.models import Model, infer_model
 from pydantic_ai.providers import Provider, infer_provider_class
 
 from colony.agents.assembly import Agent
 from colony.agents.toolset import ColonyToolset
-from colony.errors import AgentSpecError, ApprovalError
+from colony.errors import AgentModelError, AgentSpecError, ApprovalError
 from colony.secrets import resolve_secret
 from colony.spec import SecretRequirement
 
-__all__ = ["AgentOutput", "decisions", "model_agent", "resolve_model", "run"]
+__all__ = ["AgentOutput", "decisions", "model_agent", "model_failure", "resolve_model", "run"]
 
 AgentOutput = str | DeferredToolRequests
 
 
 def resolve_model(agent: Agent) -> Model:
     """The model the agent's spec (or ``COLONY_MODEL``) names, its API key resolved as a secret kind.
+
+    ``model_api_key`` and ``model_base_url`` belong to the spec's model: a different
+    ``COLONY_MODEL`` brings its own credentials (its provider's environment). With a
+    ``model_base_url``, ``openai:`` speaks chat completions (``openai-chat:``), which every
+    OpenAI-compatible server serves; the Responses API most of them do not.
 
     Raises:
         AgentSpecError: The name is not a model pydantic-ai knows, or its provider is not installed.
@@ -43,6 +48,8 @@ def resolve_model(agent: Agent) -> Model:
     spec = agent.spec
     name = spec.model_name()
     options: dict[str, Any] = {}
+    if name != spec.model:
+        return _infer(spec.name, name, options)
     if spec.model_api_key:
         purpose = f"the API key of agent {spec.name!r}'s model"
         options["api_key"] = resolve_secret(
@@ -50,6 +57,13 @@ def resolve_model(agent: Agent) -> Model:
         ).get_secret_value()
     if spec.model_base_url:
         options["base_url"] = spec.model_base_url
+        if name.startswith("openai:"):
+            name = "openai-chat:" + name.removeprefix("openai:")
+    return _infer(spec.name, name, options)
+
+
+def _infer(agent_name: str, name: str, options: dict[str, Any]) -> Model:
+    """pydantic-ai's model for ``name``, its provider built with ``options`` (key, endpoint) if any."""
 
     def provider(provider_name: str) -> Provider[Any]:
         return infer_provider_class(provider_name)(**options)
@@ -57,10 +71,10 @@ def resolve_model(agent: Agent) -> Model:
     try:
         return infer_model(name, provider_factory=provider) if options else infer_model(name)
     except (UserError, ValueError, TypeError) as error:
-        raise AgentSpecError(f"agent {spec.name!r}: model {name!r}: {error}") from None
+        raise AgentSpecError(f"agent {agent_name!r}: model {name!r}: {error}") from None
     except ImportError as error:
         raise AgentSpecError(
-            f"agent {spec.name!r}: model {name!r} needs its provider's package ({error}); "
+            f"agent {agent_name!r}: model {name!r} needs its provider's package ({error}); "
             "install the pydantic-ai-slim extra it names, e.g. pip install 'pydantic-ai-slim[openai]'"
         ) from None
 
@@ -91,10 +105,26 @@ async def run(
     message_history: Sequence[ModelMessage] | None = None,
     deferred_tool_results: DeferredToolResults | None = None,
 ) -> AgentRunResult[AgentOutput]:
-    """One run of the model loop over the agent's tools; resume a held run with ``decisions``' results."""
-    return await model_agent(agent, model=model).run(
-        prompt, message_history=message_history, deferred_tool_results=deferred_tool_results
-    )
+    """One run of the model loop over the agent's tools; resume a held run with ``decisions``' results.
+
+    Raises:
+        AgentModelError: The model is down, refused the request or answered garbage (one line
+            naming the model and its URL).
+    """
+    chosen = model if model is not None else resolve_model(agent)
+    try:
+        return await model_agent(agent, model=chosen).run(
+            prompt, message_history=message_history, deferred_tool_results=deferred_tool_results
+        )
+    except AgentRunError as error:
+        raise model_failure(agent, chosen, error) from None
+
+
+def model_failure(agent: Agent, model: Model, error: Exception) -> AgentModelError:
+    """The one-line error for a model that failed a run: which model, at which URL, and why."""
+    where = f" at {model.base_url}" if model.base_url else ""
+    reason = " ".join(str(error).split()) or type(error).__name__
+    return AgentModelError(f"agent {agent.name!r}: model {model.model_name!r}{where} failed: {reason}")
 
 
 async def decisions(agent: Agent, requests: DeferredToolRequests) -> DeferredToolResults:

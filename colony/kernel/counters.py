@@ -6,11 +6,12 @@ exactly one of those states:
 - a verdict puts it in **held** (HOLD, or EXECUTE awaiting its outcome) or **rejected**
   (REFUSE);
 - an outcome report decides one proposal not yet decided by an outcome: a held one first
-  (the report's own, when it is attested or matched to its reservation), else a rejected
-  one no outcome has decided yet (a refusal or an expiry: the agent went ahead and
-  reported). It becomes **accepted** when the tests passed with feedback >= 0, else
-  **rejected**. A report with nothing left to decide (an agent with no proposals, or
-  more reports than proposals) moves trust and history but no counter;
+  (the report's own, when it is attested or matched to its reservation), which becomes
+  **accepted** when the tests passed with feedback >= 0, else **rejected**. Else it settles
+  a rejected one no outcome has decided yet (a refusal or an expiry: the agent went ahead
+  and reported), which stays **rejected** whatever the report says: accepted means it
+  passed all checks, and the gate was one. A report with nothing left to decide (an agent
+  with no proposals, or more reports than proposals) moves trust and history but no counter;
 - an expired reservation moves its proposal from held to rejected (no outcome came).
 
 ``unreported`` is the part of ``rejected`` that an outcome may still decide.
@@ -43,12 +44,11 @@ class Counts:
 
     def on_outcome(self, accepted: bool) -> Counts:
         """An outcome report decides one undecided proposal (held first), if there is one."""
-        if self.held:
-            taken = replace(self, held=self.held - 1)
-        elif self.unreported:
-            taken = replace(self, rejected=self.rejected - 1, unreported=self.unreported - 1)
-        else:
+        if self.unreported and not self.held:
+            return replace(self, unreported=self.unreported - 1)
+        if not self.held:
             return self
+        taken = replace(self, held=self.held - 1)
         if accepted:
             return replace(taken, accepted=taken.accepted + 1)
         return replace(taken, rejected=taken.rejected + 1)

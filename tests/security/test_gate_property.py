@@ -41,11 +41,9 @@ async def through_client(runtime: Runtime, agent: str, tool: str, args: dict[str
 
 
 async def through_agent(runtime: Runtime, agent: str, tool: str, args: dict[str, Any], case: dict[str, Any]) -> None:
-    spec = AgentSpec(
-        name=agent, capabilities=(tool,), tool_approval={f"tool:{tool}": "required"} if "x" in agent else {}
-    )
-    mounted = assemble(spec, runtime)
     action = runtime.catalog.resolve(tool).primary_action
+    approval = {f"tool:{tool}.{action}": "required"} if "x" in agent else {}
+    mounted = assemble(AgentSpec(name=agent, capabilities=(tool,), tool_approval=approval), runtime)
     await mounted.call(action, args, **case)
 
 

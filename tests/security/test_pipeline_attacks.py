@@ -211,7 +211,7 @@ async def test_agent_calls_pass_the_gate_and_approval_holds(attack_repo: Path, c
     spec = AgentSpec(
         name="clerk",
         capabilities=("append_note", "unit_convert"),
-        tool_approval={"tool:unit_convert": "required"},
+        tool_approval={"tool:unit_convert.convert_units": "required"},
     )
     agent = assemble(spec, runtime)
     with pytest.raises(ActionNotExecutedError):

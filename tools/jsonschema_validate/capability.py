@@ -69,7 +69,7 @@ class JsonSchemaValidate(LocalToolCapability):
 
     spec = ToolSpec(
         name="jsonschema_validate",
-        version="1.2.0",
+        version="2.0.0",
         description="Validate data against a JSON Schema with detailed error messages.",
         capabilities=("validate_json",),
         inputs_schema=INPUTS_SCHEMA,

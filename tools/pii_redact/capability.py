@@ -223,7 +223,7 @@ class PiiRedact(LocalToolCapability):
 
     spec = ToolSpec(
         name="pii_redact",
-        version="1.2.0",
+        version="2.0.0",
         description="Redact personally identifiable information (PII) from text using regex patterns. "
         "Heuristic: emails and US phone numbers, optionally SSNs, card numbers and IPv4 addresses.",
         domain="privacy",

@@ -95,7 +95,7 @@ async def test_a_rejected_call_reaches_the_model_as_the_rejection_and_nothing_ru
 
 async def test_tool_approval_required_holds_even_a_pure_tool(make_agent: Any, kernel: ColonyKernel) -> None:
     kernel.set_trust("clerk-1", 0.8)
-    agent = make_agent(tool_approval={"tool:unit_convert": "required"})
+    agent = make_agent(tool_approval={"tool:unit_convert.convert_units": "required"})
     call = ("convert_units", {"value": 1, "from_unit": "km", "to_unit": "m", **CASE})
     script = Script([[call], "converted"])
     first = await run(agent, "convert", model=script.model)

@@ -44,6 +44,17 @@ def test_operator_approval_beats_side_effecting():
     assert menu["check_preconditions"].needs_approval is False
 
 
+def test_a_tool_level_approval_never_governs_a_read():
+    agent = assemble(spec(capabilities=["shell_exec"], tool_approval={"tool:shell_exec": "required"}))
+    menu = {entry.name: entry for entry in agent.menu()}
+    assert menu["run_shell"].needs_approval is True and agent.governed(menu["run_shell"])
+    reads = menu["check_preconditions"]
+    assert reads.needs_approval is False and not agent.governed(reads)
+    assert "rationale" not in reads.input_schema["properties"]
+    with pytest.raises(AgentSpecError, match=r"tool_approval names 'tool:unit_convert', whose actions only read"):
+        assemble(spec(tool_approval={"tool:unit_convert": "required"}))
+
+
 def test_override_of_a_tool_the_agent_lacks_is_an_error():
     with pytest.raises(AgentSpecError, match=r"tool_overrides names \['tool:pii_redact'\]"):
         assemble(spec(tool_overrides={"tool:pii_redact": {"name": "x"}}))
@@ -95,7 +106,7 @@ def test_tool_approval_required_opens_an_approval_request_and_the_approved_call_
 
     kernel = ColonyKernel.from_env()
     kernel.set_trust("engineer-1", 0.8)
-    agent = assemble(spec(tool_approval={"tool:unit_convert": "required"}))
+    agent = assemble(spec(tool_approval={"tool:unit_convert.convert_units": "required"}))
     arguments = {"value": 1, "from_unit": "km", "to_unit": "m"}
     case = {"rationale": "Convert the survey distance for the nightly report", "rollback_plan": "nothing to undo"}
     outcome = asyncio.run(agent.outcome("convert_units", arguments, **case))

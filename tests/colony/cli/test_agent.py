@@ -15,6 +15,7 @@ from colony.cli import app
 from colony.kernel import ColonyKernel
 from colony.runtime import Runtime
 from tests.colony.agents.harness import CASE, ENTRIES, Script, write_registry
+from tests.services import free_port
 
 runner = CliRunner()
 CLERK = Path(__file__).parents[3] / "agents" / "report_clerk.yaml"
@@ -49,6 +50,23 @@ def test_run_drives_the_configured_model(tmp_path: Path, monkeypatch: pytest.Mon
     done = runner.invoke(app, ["agent", "run", str(spec), "convert something", "--json"])
     assert done.exit_code == 0, done.output
     assert json.loads(done.stdout)["ok"] is True
+
+
+def test_run_against_a_model_server_that_is_down_is_one_line_naming_model_and_url(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    url = f"http://127.0.0.1:{free_port()}/v1"
+    spec = tmp_path / "local.yaml"
+    spec.write_text(
+        f"name: local\ncapabilities: [unit_convert]\nmodel: openai:local-model\n"
+        f"model_api_key: local_llm_key\nmodel_base_url: {url}\n"
+    )
+    monkeypatch.delenv("COLONY_MODEL", raising=False)
+    monkeypatch.setenv("COLONY_SECRET_LOCAL_LLM_KEY", "sk-local")
+    done = runner.invoke(app, ["agent", "run", str(spec), "convert something"])
+    assert done.exit_code == 1
+    [line] = done.stderr.strip().splitlines()
+    assert f"model 'local-model' at {url}/ failed" in line and "Traceback" not in done.output
 
 
 def test_a_held_run_is_resumed_from_the_cli_after_colony_approvals_approve(

@@ -49,10 +49,17 @@ def test_reports_without_proposals_count_nothing() -> None:
 
 def test_seed_example_path() -> None:
     counts = Counts()
-    for _ in range(3):
-        counts = counts.on_verdict(Decision.REFUSE)
+    for decision in (Decision.REFUSE, Decision.REFUSE, Decision.HOLD):
+        counts = counts.on_verdict(decision)
     counts = counts.on_outcome(True)
     assert (counts.total, counts.accepted, counts.rejected, counts.held) == (3, 1, 2, 0)
+
+
+def test_a_refused_proposal_stays_rejected_when_a_later_report_passes() -> None:
+    counts = Counts().on_verdict(Decision.REFUSE).on_outcome(True)
+    assert (counts.total, counts.accepted, counts.rejected, counts.held, counts.unreported) == (1, 0, 1, 0, 0)
+    lapsed = Counts().on_verdict(Decision.HOLD).on_expiry().on_outcome(True)
+    assert (lapsed.accepted, lapsed.rejected) == (0, 1)
 
 
 REPORT = {"action_type": "patch_file", "target": "pkg.parser", "actual_outcome": "done"}
@@ -179,9 +186,9 @@ def test_a_mixed_history_on_each_database(any_kernel: ColonyKernel, clock: FakeC
     any_kernel.record_outcome(report, authorization=executed[0].authorization)
     clock.advance(3600)
     any_kernel.tick()  # the second execution never reported: expired; nobody decided the hold: refused
-    for _ in range(4):  # more reports than undecided proposals
+    for _ in range(4):  # late reports settle the rejected three, which stay rejected
         any_kernel.record_outcome(report)
     counts = any_kernel.proposal_counts("engineer-1")
-    assert (counts.total, counts.accepted, counts.rejected, counts.held) == (4, 3, 1, 0)
+    assert (counts.total, counts.accepted, counts.rejected, counts.held) == (4, 1, 3, 0)
     profile = any_kernel.agent_profile("engineer-1")
-    assert (profile.total_proposals, profile.accepted_proposals) == (4, 3)
+    assert (profile.total_proposals, profile.accepted_proposals) == (4, 1)

@@ -22,7 +22,8 @@ def test_agent_profile_of_an_unknown_agent_is_the_default_and_stores_nothing(any
 
 
 def test_find_profile_reads_what_agent_profile_reads(any_kernel: ColonyKernel) -> None:
-    any_kernel.propose_action(good_plan())
+    any_kernel.set_trust("engineer-1", 0.6)
+    any_kernel.propose_action(good_plan())  # executed, so its passing outcome accepts it
     any_kernel.record_outcome(
         {"agent_id": "engineer-1", "action_type": "patch_file", "target": "pkg.parser", "actual_outcome": "ok",
          "tests_passed": True}

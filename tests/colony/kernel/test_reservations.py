@@ -131,7 +131,7 @@ def test_an_attested_report_after_expiry_is_refused(any_kernel: ColonyKernel, cl
     any_kernel.record_outcome({**REPORT, "llm_calls": 1})
     assert _budget(any_kernel)["llm_calls"] == {"used": 1, "expired": 2, "max": 10}
     counts = any_kernel.proposal_counts("engineer-1")
-    assert (counts.total, counts.accepted, counts.rejected, counts.held) == (1, 1, 0, 0)
+    assert (counts.total, counts.accepted, counts.rejected, counts.held) == (1, 0, 1, 0)  # expired: stays rejected
 
 
 def test_a_reservation_that_expired_past_its_authorization_is_not_matched(

@@ -60,8 +60,10 @@ def test_record_outcome_example(kernel: ColonyKernel) -> None:
 
 
 def test_agent_profile_example(kernel: ColonyKernel, clock: FakeClock) -> None:
-    for _ in range(3):
+    # Two refused patches and one read the gate let through: only the last can be accepted.
+    for _ in range(2):
         kernel.propose_action(PROPOSE_EXAMPLE)
+    kernel.propose_action({**PROPOSE_EXAMPLE, "action_type": "run_tests"})
     clock.now = 1751234567.0
     record = kernel.record_outcome(RECORD_EXAMPLE)
     assert kernel.agent_profile("repair-agent-42").model_dump(mode="json") == {

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from colony.errors import ColonyError, KernelInputError
-from colony.kernel import ColonyKernel
+from colony.kernel import ColonyKernel, KernelSettings
 from colony.runtime import LOCAL_OPERATOR, KernelProvider
 from colony.surfaces.kernel_tools import call_kernel_tool, kernel_tools, run_kernel_tool
 from tests.colony.surfaces.seed001 import KERNEL_TOOLS
@@ -37,7 +37,7 @@ def test_a_refusal_is_raised_with_its_fields_for_the_surfaces_to_render() -> Non
 
 def test_every_tool_has_a_title_and_annotations() -> None:
     for tool in kernel_tools().values():
-        assert tool.title and tool.version == "1.3.0"
+        assert tool.title and tool.version == "1.3.1"
         assert set(tool.annotations) == {"title", "readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"}
         assert tool.annotations["title"] == tool.title
 
@@ -59,3 +59,19 @@ def test_a_shared_kernel_answers(colony_home: Path) -> None:
     provider = KernelProvider(ColonyKernel.from_env())
     profile = run_kernel_tool(provider, "colony_agent_profile", {"agent_id": "kt-agent"}, LOCAL_OPERATOR)
     assert (profile["agent_id"], profile["role"], profile["trust_score"]) == ("kt-agent", "sandbox", 0.1)
+
+
+def test_the_served_descriptions_say_what_the_tools_do() -> None:
+    """A report with an authorization is linked to its verdict; pruning counts deposits and finds copies."""
+    tools = kernel_tools()
+    record = tools["colony_record_outcome"]
+    assert "does not link" not in record.description and "authorization" in record.description
+    provider = KernelProvider(ColonyKernel(KernelSettings(database_url="sqlite://")))
+    report = {"agent_id": "a", "action_type": "run_tests", "actual_outcome": "ok", "tests_passed": True}
+    for target in ("pkg.parser", "pkg.parser_copy", "pkg.parser_copy"):
+        run_kernel_tool(provider, "colony_record_outcome", report | {"target": target}, LOCAL_OPERATOR)
+    [copy] = run_kernel_tool(provider, "colony_pruning_report", {}, LOCAL_OPERATOR)["candidates"]
+    assert (copy["module_path"], copy["call_count"], copy["duplicate_of"]) == ("pkg.parser_copy", 2, "pkg.parser")
+    served = tools["colony_pruning_report"].output_schema["properties"]["candidates"]["items"]["properties"]
+    assert "always null" not in served["duplicate_of"]["description"].lower()
+    assert "uses 1" not in served["call_count"]["description"] and "deposits" in served["call_count"]["description"]

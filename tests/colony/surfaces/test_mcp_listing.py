@@ -47,7 +47,7 @@ def test_the_kernel_tools_in_the_seed_order_at_the_seed_version() -> None:
     assert writes == {"colony_propose_action", "colony_record_outcome", "colony_tick"}
     for tool in listed:
         definition = kernel_definition(kernel_tools()[tool.name])
-        assert tool.meta == {"colony/version": "1.3.0", "colony/definition_sha256": definition.sha256}
+        assert tool.meta == {"colony/version": "1.3.1", "colony/definition_sha256": definition.sha256}
     # The seed's schemas as served: its input schemas verbatim, its nullable output field as anyOf.
     propose = next(tool for tool in listed if tool.name == "colony_propose_action")
     assert propose.input_schema == kernel_tools()["colony_propose_action"].input_schema

@@ -146,7 +146,7 @@ def check_listing(report: dict[str, Any]) -> None:
         if not name.startswith("colony_"):
             assert "agent_id" not in tool["inputSchema"]["properties"], name
     assert tools["colony_status"]["title"] == "Colony status"
-    assert tools["colony_tick"]["_meta"]["colony/version"] == "1.3.0"
+    assert tools["colony_tick"]["_meta"]["colony/version"] == "1.3.1"
     assert tools["colony_propose_action"]["annotations"]["readOnlyHint"] is False
 
 

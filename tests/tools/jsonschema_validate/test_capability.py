@@ -154,7 +154,7 @@ async def test_null_data_is_data(tool):
 
 def test_spec_carries_the_seed_identity():
     spec = JsonSchemaValidate.spec
-    assert (spec.tool_id, spec.version, spec.deterministic) == ("tool:jsonschema_validate", "1.2.0", True)
+    assert (spec.tool_id, spec.version, spec.deterministic) == ("tool:jsonschema_validate", "2.0.0", True)
     assert spec.policy_tags == ("validation", "pure", "deterministic", "no_network")
     assert spec.required_capabilities == ("tool:jsonschema_validate",)
     assert JsonSchemaValidate.actions()["validate_json"].input_schema == spec.inputs_schema

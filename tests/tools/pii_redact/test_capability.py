@@ -234,7 +234,7 @@ def test_the_declared_output_cap_holds_the_largest_answer_the_input_caps_allow()
 
 def test_spec_carries_the_seed_identity():
     spec = PiiRedact.spec
-    assert (spec.tool_id, spec.version, spec.deterministic) == ("tool:pii_redact", "1.2.0", True)
+    assert (spec.tool_id, spec.version, spec.deterministic) == ("tool:pii_redact", "2.0.0", True)
     assert spec.policy_tags == ("pii", "privacy", "pure", "no_network")
     assert spec.required_capabilities == ("tool:pii_redact",)
     assert PiiRedact.actions()["redact_pii"].input_schema == spec.inputs_schema
