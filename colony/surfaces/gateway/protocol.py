@@ -206,8 +206,11 @@ class HeadWithBody:
 
 
 class WorkerHttpProtocol(GatewayHttpProtocol):
-    """The protocol of a ``--workers N`` process, named by import string (a class built at run time cannot
-    be pickled to a spawned worker); ``share_worker_connections`` gives it that process's shares."""
+    """The protocol of a ``--workers N`` process, named by import string.
+
+    A class built at run time cannot be pickled to a spawned worker;
+    ``share_worker_connections`` gives this one that process's shares.
+    """
 
 
 def share_worker_connections(settings: GatewaySettings) -> None:
