@@ -87,9 +87,15 @@ class Attestor:
     def _mac(self, payload: str) -> str:
         return _b64(hmac.digest(self._key, payload.encode("ascii"), "sha256"))
 
-    def issue(self, proposal_id: str, agent_id: str, action_type: str, target: str, now: float) -> Claims:
-        """Fresh claims for an EXECUTE verdict (the caller stores the nonce with the proposal)."""
-        return Claims(proposal_id, agent_id, action_type, target, now + self.ttl_seconds, secrets.token_hex(16))
+    def issue(
+        self, proposal_id: str, agent_id: str, action_type: str, target: str, now: float, until: float | None = None
+    ) -> Claims:
+        """Fresh claims for an EXECUTE verdict, valid until its reservation lapses (at most the TTL).
+
+        The caller stores the nonce with the proposal.
+        """
+        expires_at = now + self.ttl_seconds if until is None else min(until, now + self.ttl_seconds)
+        return Claims(proposal_id, agent_id, action_type, target, expires_at, secrets.token_hex(16))
 
     def sign(self, claims: Claims) -> str:
         """The token carrying ``claims``."""

@@ -52,6 +52,7 @@ from colony.kernel.pruning import PruningDaemon, RegistryEntry
 from colony.kernel.reservations import Reservations, held_by
 from colony.kernel.roles import AgentRow, RoleAdapter
 from colony.kernel.settings import KernelSettings
+from colony.kernel.shares import AgentShares
 from colony.kernel.status import StatusReporter
 from colony.kernel.store import GuardFailed, Store
 from colony.kernel.ticks import TickKeys
@@ -107,7 +108,8 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
         self.gate = ActuationGate()
         self.pruner = PruningDaemon()
         self.reporter = StatusReporter(self.pheromones, self.ledger, self.roles)
-        self.reservations = Reservations(self.ledger, self.roles)
+        self.shares = AgentShares(self.settings.share_caps(), self.settings.agent_budget_share)
+        self.reservations = Reservations(self.ledger, self.roles, self.shares)
         self.approvals = Approvals(self.roles, self.pheromones, self.settings.approval_ttl_seconds)
         secret = self.settings.attestation_secret
         key = secret.get_secret_value().encode() if secret else self.store.run(load_secret)
@@ -170,6 +172,9 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
         proposal_id = new_proposal_id()
 
         period_now = self.ledger.period(now)
+        runs_within = request.runs_within_seconds or estimate["runtime_seconds"]
+        expires_at = self.settings.reservation_expiry(now, runs_within)
+        over_share: list[bool] = []  # set when the agent's share, not the budget, refused the reservation
 
         def work(connection: Connection, budget_last: bool) -> GateVerdict:
             reading = read_for_gate(connection, request.agent_id, request.target, period_now)
@@ -194,7 +199,6 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                     required_evidence=[*outcome.required_evidence, "human_approval"],
                 )
             period, claims, approval = None, None, None
-            expires_at = now + self.settings.attestation_ttl_seconds
             if outcome.decision is Decision.EXECUTE and budget_last:
                 # The budget row is every process's hot spot: write the rest first and reserve last,
                 # so its lock is held only until the commit (on PostgreSQL: while the server runs the
@@ -203,31 +207,44 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                 period = period_now
                 if self.settings.attestation is not AttestationMode.OFF:
                     claims = self.attestor.issue(
-                        proposal_id, request.agent_id, request.action_type, request.target, now
+                        proposal_id, request.agent_id, request.action_type, request.target, now, expires_at
                     )
                 store_proposal(connection, proposal_id, request, outcome, now, period, estimate, claims, expires_at)
                 self.roles.count_proposal(
                     connection, request.agent_id, outcome.decision, now, known=reading.known_agent
                 )
+                self.shares.hold_or_abort(connection, request.agent_id, estimate)
                 if reading.budget is None:
                     self.ledger.ensure_period(connection, period)
                 self.ledger.reserve_or_abort(connection, estimate, period)
             else:
+                within_share = True
                 if outcome.decision is Decision.EXECUTE:
-                    period = self.ledger.reserve(connection, estimate, now)
+                    if not reading.known_agent:
+                        self.roles.ensure(connection, request.agent_id, now)
+                    within_share = self.shares.hold(connection, request.agent_id, estimate)
+                    period = self.ledger.reserve(connection, estimate, now) if within_share else None
                     approved = period is not None
+                    if within_share and not approved:
+                        self.shares.free(connection, request.agent_id, estimate)
                 else:
                     approved = self.ledger.covers(reading.budget, estimate)
                 if not approved:
                     inputs = replace(inputs, budget_approved=False)
                     outcome = self.gate.decide(inputs)
+                    if not within_share and self.ledger.covers(reading.budget, estimate):
+                        over_share.append(True)
+                        outcome = replace(
+                            outcome,
+                            reason=self.shares.refusal(estimate),
+                            required_evidence=["report_outcomes_of_held_reservations", "reduce_budget_estimate"],
+                        )
                 elif period is not None and self.settings.attestation is not AttestationMode.OFF:
                     claims = self.attestor.issue(
-                        proposal_id, request.agent_id, request.action_type, request.target, now
+                        proposal_id, request.agent_id, request.action_type, request.target, now, expires_at
                     )
                 store_proposal(connection, proposal_id, request, outcome, now, period, estimate, claims, expires_at)
-                # Only here, with the budget short, is the budget row taken before the agent's: a deadlock
-                # with a concurrent record of the same agent is detected by the database and retried.
+                # The agent's row was taken before the budget's when it reserved; counting it is one more update.
                 self.roles.count_proposal(
                     connection, request.agent_id, outcome.decision, now, known=reading.known_agent
                 )
@@ -258,10 +275,10 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
         if self._budget_short_in != period_now:
             try:
                 return self.store.run(lambda connection: work(connection, budget_last=True), pipelined=True)
-            except GuardFailed:  # the reservation did not fit
+            except GuardFailed:  # the reservation did not fit the budget or the agent's share
                 self._budget_short_in = period_now  # until a reservation fits again in this period
         verdict = self.store.run(lambda connection: work(connection, budget_last=False), pipelined=True)
-        if verdict.decision is Decision.EXECUTE:
+        if verdict.decision is Decision.EXECUTE or over_share:  # an agent's share says nothing of the budget
             self._budget_short_in = None
         return verdict
 
@@ -356,6 +373,7 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
             self.pheromones.deposit_pair(connection, dependency, outcome, traces, now=now)
             # The budget row is every process's hot spot: lock it last, so it is held the shortest time.
             if proposal is not None:
+                self.shares.free(connection, proposal["agent_id"], held_by(proposal))
                 self.ledger.settle(connection, proposal["period"], held_by(proposal), request.usage())
             else:
                 self.ledger.charge(connection, request.usage(), now)

@@ -5,8 +5,9 @@ A proposal row's ``reservation`` is ``open`` from its EXECUTE verdict until one 
 - **settled**: an outcome report consumed it, attested (its authorization) or matched
   (an unattested report by the same agent for the same action type and target takes the
   oldest such open reservation whose authorization is still valid);
-- **expired**: its authorization's time ran out first. :meth:`Reservations.expire_due`
-  releases the held budget, counts the amount as expired in its period, moves the
+- **expired**: its lease ran out first (the reservation lease plus the work's expected
+  time, never past the authorization's TTL; the authorization lapses with it).
+  :meth:`Reservations.expire_due` releases the held budget, counts the amount as expired in its period, moves the
   proposal from held to rejected and writes an ``expiry`` entry in the agent's history.
   The tick runs it, and so does any proposal or status that finds a lapsed reservation.
 
@@ -26,6 +27,7 @@ from colony.kernel.consequences import ConsequenceMemory
 from colony.kernel.ledger import BUDGET_DIMENSIONS, ResourceLedger
 from colony.kernel.models import ConsequenceKind, ConsequenceRecord, Reporter
 from colony.kernel.roles import RoleAdapter
+from colony.kernel.shares import AgentShares
 from colony.kernel.store import Prepared, tables
 
 __all__ = ["EARLIEST_EXPIRY", "OPEN", "SETTLING", "Reservations", "held_by"]
@@ -54,7 +56,7 @@ _MATCH = Prepared(
     .with_for_update(skip_locked=True)
 )
 # What settling a reservation needs of its proposal: which it was, its period and what it held.
-SETTLING = (_P.c.proposal_id, _P.c.period, *(_P.c[f"reserved_{name}"] for name in BUDGET_DIMENSIONS))
+SETTLING = (_P.c.proposal_id, _P.c.agent_id, _P.c.period, *(_P.c[f"reserved_{name}"] for name in BUDGET_DIMENSIONS))
 _TAKE = Prepared(
     update(_P)
     .where(_P.c.proposal_id == bindparam("proposal"))
@@ -72,9 +74,10 @@ def held_by(row: dict[str, Any]) -> dict[str, float]:
 class Reservations:
     """Settle and expire reservations; every method works inside a caller's transaction."""
 
-    def __init__(self, ledger: ResourceLedger, roles: RoleAdapter) -> None:
+    def __init__(self, ledger: ResourceLedger, roles: RoleAdapter, shares: AgentShares) -> None:
         self.ledger = ledger
         self.roles = roles
+        self.shares = shares
 
     @staticmethod
     def earliest_expiry(connection: Connection) -> float | None:
@@ -113,6 +116,11 @@ class Reservations:
         for agent_id in sorted(by_agent):
             rows = sorted(by_agent[agent_id], key=lambda row: (row["expires_at"], row["proposal_id"]))
             profile = self.roles.expire(connection, agent_id, len(rows), now)
+            freed = dict.fromkeys(BUDGET_DIMENSIONS, 0.0)
+            for row in rows:
+                for name, amount in held_by(row).items():
+                    freed[name] += amount
+            self.shares.free(connection, agent_id, freed)
             for row in rows:
                 ConsequenceMemory.store(connection, _expiry_record(row, profile.trust, now))
         for period in sorted(by_period):
