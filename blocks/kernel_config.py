@@ -62,6 +62,19 @@ class ColonyKernelConfig(Block):
         description="HMAC key signing authorizations; share it between every process of one colony. "
         "Empty: COLONY_ATTESTATION_SECRET, else a key kept in the database.",
     )
+    reservation_lease_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        title="Reservation lease (seconds)",
+        description="How long an unreported EXECUTE keeps its budget beyond the work's expected time.",
+    )
+    agent_budget_share: float | None = Field(
+        default=None,
+        gt=0,
+        le=1,
+        title="Agent budget share",
+        description="The largest fraction of a period's budget one agent's open reservations may hold.",
+    )
     budget_llm_calls: float | None = Field(
         default=None, ge=0, title="LLM calls per period", description="LLM calls allowed per budget period."
     )

@@ -23,6 +23,7 @@ from colony.kernel.ledger import ResourceLedger
 from colony.kernel.models import Approval, ApprovalClaim, ApprovalState, AttestationMode, reviewer_label
 from colony.kernel.proposals import open_reservation
 from colony.kernel.settings import KernelSettings
+from colony.kernel.shares import AgentShares
 from colony.kernel.store import Store, tables
 
 __all__ = ["ApprovalOperations"]
@@ -40,6 +41,7 @@ class ApprovalOperations:
     ledger: ResourceLedger
     attestor: Attestor
     approvals: Approvals
+    shares: AgentShares
 
     def approve(self, approval_id: str, reviewer: str, note: str = "", *, display_name: str | None = None) -> Approval:
         """Approve a pending request: reserve its budget and issue its proposal's one-time authorization.
@@ -70,6 +72,7 @@ class ApprovalOperations:
             period = self.ledger.period(now)
             expires_at = now + self.settings.attestation_ttl_seconds
             open_reservation(connection, row["proposal_id"], period, estimate, claims, expires_at)
+            self.shares.add(connection, row["agent_id"], estimate)  # a person approved it: over any share
             if self.ledger.reserve(connection, estimate, now) is None:
                 raise ApprovalError(
                     f"approval {approval_id}: the budget cannot carry the held call now "

@@ -146,7 +146,9 @@ class Attestor:
             raise AttestationError(f"the authorization of proposal {proposal_id} was already used or released")
         if now >= row["expires_at"]:
             raise AttestationError(f"the authorization of proposal {proposal_id} expired at {row['expires_at']:.0f}")
-        return self.sign(Claims(proposal_id, agent_id, action_type, target, row["expires_at"], row["token_nonce"]))
+        # Issued with the verdict (a TTL from its creation) or with an approval (the reservation's own end, later).
+        signed_until = max(row["created_at"] + self.ttl_seconds, row["expires_at"])
+        return self.sign(Claims(proposal_id, agent_id, action_type, target, signed_until, row["token_nonce"]))
 
     @staticmethod
     def consume(connection: Connection, claims: Claims, now: float) -> Pending:

@@ -50,9 +50,10 @@ from colony.kernel.models import (
 from colony.kernel.pheromones import Deposit, PheromoneStore
 from colony.kernel.proposals import new_proposal_id, read_for_gate, store_proposal
 from colony.kernel.pruning import PruningDaemon, RegistryEntry
-from colony.kernel.reservations import Reservations, held_by
+from colony.kernel.reservations import Lease, Reservations, held_by
 from colony.kernel.roles import INITIAL_TRUST, AgentRow, RoleAdapter, role_for
 from colony.kernel.settings import KernelSettings
+from colony.kernel.shares import AgentShares
 from colony.kernel.status import StatusReporter
 from colony.kernel.store import GuardFailed, Store
 from colony.kernel.ticks import TickKeys
@@ -131,7 +132,8 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
         self.gate = ActuationGate()
         self.pruner = PruningDaemon()
         self.reporter = StatusReporter(self.pheromones, self.ledger, self.roles)
-        self.reservations = Reservations(self.ledger, self.roles)
+        self.shares = AgentShares(self.settings.share_caps(), self.settings.agent_budget_share)
+        self.reservations = Reservations(self.ledger, self.roles, self.shares)
         self.approvals = Approvals(self.roles, self.pheromones, self.settings.approval_ttl_seconds)
         secret = self.settings.attestation_secret
         key = secret.get_secret_value().encode() if secret else self.store.run(load_secret)
@@ -194,6 +196,9 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
         proposal_id = new_proposal_id()
 
         period_now = self.ledger.period(now)
+        runs_within = request.runs_within_seconds or estimate["runtime_seconds"]
+        expires_at = self.settings.reservation_expiry(now, runs_within)
+        over_share: list[bool] = []  # set when the agent's share, not the budget, refused the reservation
 
         def work(connection: Connection, budget_last: bool) -> GateVerdict:
             reading = read_for_gate(connection, request.agent_id, request.target, period_now)
@@ -218,7 +223,6 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                     required_evidence=[*outcome.required_evidence, "human_approval"],
                 )
             period, claims, approval = None, None, None
-            expires_at = now + self.settings.attestation_ttl_seconds
             if outcome.decision is Decision.EXECUTE and budget_last:
                 # The budget row is every process's hot spot: write the rest first and reserve last,
                 # so its lock is held only until the commit (on PostgreSQL: while the server runs the
@@ -233,25 +237,38 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                 self.roles.count_proposal(
                     connection, request.agent_id, outcome.decision, now, known=reading.known_agent
                 )
+                self.shares.hold_or_abort(connection, request.agent_id, estimate)
                 if reading.budget is None:
                     self.ledger.ensure_period(connection, period)
                 self.ledger.reserve_or_abort(connection, estimate, period)
             else:
+                within_share = True
                 if outcome.decision is Decision.EXECUTE:
-                    period = self.ledger.reserve(connection, estimate, now)
+                    if not reading.known_agent:
+                        self.roles.ensure(connection, request.agent_id, now)
+                    within_share = self.shares.hold(connection, request.agent_id, estimate)
+                    period = self.ledger.reserve(connection, estimate, now) if within_share else None
                     approved = period is not None
+                    if within_share and not approved:
+                        self.shares.free(connection, request.agent_id, estimate)
                 else:
                     approved = self.ledger.covers(reading.budget, estimate)
                 if not approved:
                     inputs = replace(inputs, budget_approved=False)
                     outcome = self.gate.decide(inputs)
+                    if not within_share and self.ledger.covers(reading.budget, estimate):
+                        over_share.append(True)
+                        outcome = replace(
+                            outcome,
+                            reason=self.shares.refusal(estimate),
+                            required_evidence=["report_outcomes_of_held_reservations", "reduce_budget_estimate"],
+                        )
                 elif period is not None and self.settings.attestation is not AttestationMode.OFF:
                     claims = self.attestor.issue(
                         proposal_id, request.agent_id, request.action_type, request.target, now
                     )
                 store_proposal(connection, proposal_id, request, outcome, now, period, estimate, claims, expires_at)
-                # Only here, with the budget short, is the budget row taken before the agent's: a deadlock
-                # with a concurrent record of the same agent is detected by the database and retried.
+                # The agent's row was taken before the budget's when it reserved; counting it is one more update.
                 self.roles.count_proposal(
                     connection, request.agent_id, outcome.decision, now, known=reading.known_agent
                 )
@@ -282,10 +299,10 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
         if self._budget_short_in != period_now:
             try:
                 return self.store.run(lambda connection: work(connection, budget_last=True), pipelined=True)
-            except GuardFailed:  # the reservation did not fit
+            except GuardFailed:  # the reservation did not fit the budget or the agent's share
                 self._budget_short_in = period_now  # until a reservation fits again in this period
         verdict = self.store.run(lambda connection: work(connection, budget_last=False), pipelined=True)
-        if verdict.decision is Decision.EXECUTE:
+        if verdict.decision is Decision.EXECUTE or over_share:  # an agent's share says nothing of the budget
             self._budget_short_in = None
         return verdict
 
@@ -322,14 +339,19 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
 
         The runtime asks this before it runs an action, and kills the action once it has used
         what is returned (the runtime seconds its reservation now holds), so concurrent calls
-        never use more than the period's ceiling between them. None when the proposal holds no
-        open reservation.
+        never use more than the period's ceiling between them. The growth stays within the
+        agent's share, and the reservation stays open while the action may run (plus the
+        lease, never past its authorization). None when the proposal holds no open reservation.
         """
         proposal_id = check_name(proposal_id, "proposal_id", 36)
         if isinstance(seconds, bool) or not isinstance(seconds, int | float) or not 0 <= seconds < float("inf"):
             raise KernelInputError.for_field("seconds", f"{seconds!r} given", expected="a finite number >= 0")
+        now = self.clock()
+        lease = Lease(
+            now + float(seconds) + self.settings.reservation_lease_seconds, self.settings.attestation_ttl_seconds
+        )
         return self.store.run(
-            lambda connection: self.reservations.grow(connection, proposal_id, "runtime_seconds", float(seconds))
+            lambda connection: self.reservations.grow(connection, proposal_id, "runtime_seconds", float(seconds), lease)
         )
 
     def record_outcome(
@@ -421,6 +443,7 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
             self.pheromones.deposit_traces(connection, deposits, traces, now=now)
             # The budget row is every process's hot spot: lock it last, so it is held the shortest time.
             if proposal is not None:
+                self.shares.free(connection, proposal["agent_id"], held_by(proposal))
                 self.ledger.settle(connection, proposal["period"], held_by(proposal), request.usage())
             else:
                 self.ledger.charge(connection, request.usage(), now)

@@ -238,6 +238,14 @@ class ProposeActionRequest(_Request):
         description="Extension: resources to reserve, e.g. {'llm_calls': 1, 'runtime_seconds': 2.0}; finite, "
         "at most the period's limit.",
     )
+    runs_within_seconds: float | None = Field(
+        default=None,
+        gt=0,
+        le=86400,
+        description="Extension: how long the work is expected to run once authorized; its reservation is "
+        "released that long plus the reservation lease after the verdict, if no outcome settles it "
+        "(default: the estimate's runtime_seconds).",
+    )
     tool: str | None = Field(
         default=None,
         max_length=MAX_ID,

@@ -5,8 +5,9 @@ A proposal row's ``reservation`` is ``open`` from its EXECUTE verdict until one 
 - **settled**: an outcome report consumed it, attested (its authorization) or matched
   (an unattested report by the same agent for the same action type and target takes the
   oldest such open reservation whose authorization is still valid);
-- **expired**: its authorization's time ran out first. :meth:`Reservations.expire_due`
-  releases the held budget, counts the amount as expired in its period, moves the
+- **expired**: its lease ran out first (the reservation lease plus the work's expected
+  time, never past the authorization's TTL; the authorization lapses with it).
+  :meth:`Reservations.expire_due` releases the held budget, counts the amount as expired in its period, moves the
   proposal from held to rejected and writes an ``expiry`` entry in the agent's history.
   The tick runs it, and so does any proposal or status that finds a lapsed reservation.
 
@@ -18,6 +19,7 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
+from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import Connection, bindparam, literal_column, select, update
@@ -26,9 +28,10 @@ from colony.kernel.consequences import ConsequenceMemory
 from colony.kernel.ledger import BUDGET_DIMENSIONS, ResourceLedger
 from colony.kernel.models import ConsequenceKind, ConsequenceRecord, Reporter
 from colony.kernel.roles import RoleAdapter
+from colony.kernel.shares import AgentShares
 from colony.kernel.store import Prepared, tables
 
-__all__ = ["EARLIEST_EXPIRY", "OPEN", "SETTLING", "Reservations", "held_by"]
+__all__ = ["EARLIEST_EXPIRY", "OPEN", "SETTLING", "Lease", "Reservations", "held_by"]
 
 _P = tables.proposals
 OPEN, SETTLED, EXPIRED = "open", "settled", "expired"
@@ -54,7 +57,7 @@ _MATCH = Prepared(
     .with_for_update(skip_locked=True)
 )
 # What settling a reservation needs of its proposal: which it was, its period and what it held.
-SETTLING = (_P.c.proposal_id, _P.c.period, *(_P.c[f"reserved_{name}"] for name in BUDGET_DIMENSIONS))
+SETTLING = (_P.c.proposal_id, _P.c.agent_id, _P.c.period, *(_P.c[f"reserved_{name}"] for name in BUDGET_DIMENSIONS))
 _TAKE = Prepared(
     update(_P)
     .where(_P.c.proposal_id == bindparam("proposal"))
@@ -69,12 +72,21 @@ def held_by(row: dict[str, Any]) -> dict[str, float]:
     return {name: float(row[f"reserved_{name}"]) for name in BUDGET_DIMENSIONS}
 
 
+@dataclass(frozen=True, slots=True)
+class Lease:
+    """How long a growing reservation stays open: ``until``, never past ``ttl_seconds`` after its verdict."""
+
+    until: float
+    ttl_seconds: float
+
+
 class Reservations:
     """Settle and expire reservations; every method works inside a caller's transaction."""
 
-    def __init__(self, ledger: ResourceLedger, roles: RoleAdapter) -> None:
+    def __init__(self, ledger: ResourceLedger, roles: RoleAdapter, shares: AgentShares) -> None:
         self.ledger = ledger
         self.roles = roles
+        self.shares = shares
 
     @staticmethod
     def earliest_expiry(connection: Connection) -> float | None:
@@ -96,22 +108,31 @@ class Reservations:
                 return taken[0]
         return None
 
-    def grow(self, connection: Connection, proposal_id: str, name: str, up_to: float) -> float | None:
-        """Let an open reservation hold up to ``up_to`` of ``name``, as far as the budget allows; what it holds.
+    def grow(self, connection: Connection, proposal_id: str, name: str, up_to: float, lease: Lease) -> float | None:
+        """Let an open reservation hold up to ``up_to`` of ``name`` and stay open until ``lease.until``; what it holds.
 
-        None when the proposal holds no open reservation. Locks the proposal, then its period's
-        row: the kernel's one order.
+        It grows as far as the budget and its agent's share allow. None when the proposal holds no
+        open reservation. Locks the proposal, then its agent's row, then its period's row: the
+        kernel's one order.
         """
         held = _P.c[f"reserved_{name}"]
         row = connection.execute(
-            select(_P.c.period, held).where(_P.c.proposal_id == proposal_id).where(_IS_OPEN).with_for_update()
+            select(_P.c.period, held, _P.c.agent_id, _P.c.created_at, _P.c.expires_at)
+            .where(_P.c.proposal_id == proposal_id)
+            .where(_IS_OPEN)
+            .with_for_update()
         ).first()
         if row is None or row[0] is None:
             return None
-        period, holding = int(row[0]), float(row[1])
-        extra = self.ledger.grow(connection, period, name, up_to - holding)
+        period, holding, agent_id = int(row[0]), float(row[1]), str(row[2])
+        until = max(float(row[4]), min(lease.until, float(row[3]) + lease.ttl_seconds))
+        room = self.shares.room(connection, agent_id, name, up_to - holding)
+        extra = self.ledger.grow(connection, period, name, room)
+        values: dict[Any, Any] = {_P.c.expires_at: until}
         if extra > 0:
-            connection.execute(update(_P).where(_P.c.proposal_id == proposal_id).values({held: held + extra}))
+            values[held] = held + extra
+            self.shares.add(connection, agent_id, {name: extra})
+        connection.execute(update(_P).where(_P.c.proposal_id == proposal_id).values(values))
         return holding + extra
 
     def expire_due(self, connection: Connection, now: float) -> int:
@@ -131,6 +152,11 @@ class Reservations:
         for agent_id in sorted(by_agent):
             rows = sorted(by_agent[agent_id], key=lambda row: (row["expires_at"], row["proposal_id"]))
             profile = self.roles.expire(connection, agent_id, len(rows), now)
+            freed = dict.fromkeys(BUDGET_DIMENSIONS, 0.0)
+            for row in rows:
+                for name, amount in held_by(row).items():
+                    freed[name] += amount
+            self.shares.free(connection, agent_id, freed)
             for row in rows:
                 ConsequenceMemory.store(connection, _expiry_record(row, profile.trust, now))
         for period in sorted(by_period):

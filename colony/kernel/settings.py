@@ -47,6 +47,20 @@ class KernelSettings(EnvironmentSettings):
     approval_ttl_seconds: float = Field(
         default=3600.0, gt=0, description="How long a held proposal's approval request waits for a person."
     )
+    reservation_lease_seconds: float = Field(
+        default=300.0,
+        gt=0,
+        description="How long an EXECUTE's budget reservation outlives the work's own expected time "
+        "(runs_within_seconds, else its runtime estimate) before it is released unused; never past the "
+        "authorization's TTL.",
+    )
+    agent_budget_share: float = Field(
+        default=0.25,
+        gt=0,
+        le=1,
+        description="The largest fraction of a period's budget, per dimension, one agent's open "
+        "reservations may hold at once; a proposal that would pass it is refused.",
+    )
     budget_llm_calls: float = Field(default=500, ge=0, description="LLM calls allowed per budget period.")
     budget_runtime_seconds: float = Field(default=3600.0, ge=0, description="Runtime seconds allowed per period.")
     budget_period_seconds: float = Field(default=86400.0, gt=0, description="Length of a budget period.")
@@ -99,6 +113,15 @@ class KernelSettings(EnvironmentSettings):
     def budget_limits(self) -> dict[str, float]:
         """The per-period ceiling of each ledger dimension."""
         return {"llm_calls": self.budget_llm_calls, "runtime_seconds": self.budget_runtime_seconds}
+
+    def share_caps(self) -> dict[str, float]:
+        """What one agent may hold at once, per ledger dimension."""
+        return {name: limit * self.agent_budget_share for name, limit in self.budget_limits().items()}
+
+    def reservation_expiry(self, now: float, runs_within: float) -> float:
+        """When a reservation made at ``now`` for work expected to take ``runs_within`` seconds is released."""
+        lease = self.reservation_lease_seconds + min(runs_within, self.attestation_ttl_seconds)
+        return now + min(lease, self.attestation_ttl_seconds)
 
     def default_estimate(self) -> dict[str, float]:
         """What a proposal reserves when it brings no budget estimate."""

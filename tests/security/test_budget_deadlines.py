@@ -26,6 +26,7 @@ from tests.services.gateway import start_gateway_process
 pytestmark = pytest.mark.docker
 BUDGET = 8.0
 OVERRUN = {"script": "echo done; sleep 9"}
+WHOLE_BUDGET = {"COLONY_AGENT_BUDGET_SHARE": "1"}  # one agent may hold the period: the ceiling is what cuts
 
 
 def assert_settled_with_overspend(kernel: ColonyKernel, agent: str) -> None:
@@ -43,7 +44,7 @@ def test_over_http_a_budget_smaller_than_the_call_kills_it_at_the_budget_and_kee
 ) -> None:
     ColonyKernel(KernelSettings(home=tmp_path)).set_trust("builder", 0.9)
     port = free_port()
-    env = {"COLONY_HOME": str(tmp_path), "COLONY_BUDGET_RUNTIME_SECONDS": str(BUDGET)}
+    env = {"COLONY_HOME": str(tmp_path), "COLONY_BUDGET_RUNTIME_SECONDS": str(BUDGET), **WHOLE_BUDGET}
     process = start_gateway_process(env, port)
     try:
         body = {"tool_name": "shell_exec", "tool_args": OVERRUN, **CASE}
@@ -71,6 +72,7 @@ def test_a_gated_action_flow_kills_the_call_at_the_budget_and_records_what_it_di
     docker_client: Any, busybox_image: str, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.setenv("COLONY_BUDGET_RUNTIME_SECONDS", str(BUDGET))
+    monkeypatch.setenv("COLONY_AGENT_BUDGET_SHARE", WHOLE_BUDGET["COLONY_AGENT_BUDGET_SHARE"])
     kernel = kernel_for(KernelSettings())
     kernel.set_trust("builder", 0.9)
     request = GatedActionRequest(agent_id="builder", call=ToolCall(tool="shell_exec", arguments=OVERRUN), **CASE)

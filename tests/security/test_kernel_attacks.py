@@ -45,7 +45,9 @@ HARMLESS_LOOKING = [
 
 @pytest.fixture
 def shared(database_url: str, clock: FakeClock) -> Iterator[ColonyKernel]:  # noqa: F811
-    kernel = ColonyKernel(KernelSettings(database_url=database_url, budget_llm_calls=10), clock=clock)
+    # one agent may hold the whole period here; test_budget_attacks.py weighs the per-agent share
+    settings = KernelSettings(database_url=database_url, budget_llm_calls=10, agent_budget_share=1.0)
+    kernel = ColonyKernel(settings, clock=clock)
     yield kernel
     kernel.close()
 

@@ -25,6 +25,12 @@ class FakeClock:
         self.now += seconds
 
 
+@pytest.fixture(autouse=True)
+def _one_agent_may_hold_the_whole_budget(monkeypatch: pytest.MonkeyPatch) -> None:
+    """These tests weigh one agent against the whole period; tests/security/test_budget_attacks.py weighs shares."""
+    monkeypatch.setenv("COLONY_AGENT_BUDGET_SHARE", "1")
+
+
 @pytest.fixture
 def clock() -> FakeClock:
     return FakeClock()

@@ -12,6 +12,7 @@ from tests.colony.kernel.conftest import FakeClock, good_plan
 
 TTL = 3600.0
 ESTIMATE = {"llm_calls": 2, "runtime_seconds": 30}
+LEASE = 300.0 + 30  # the reservation lease, then the work's own expected time
 REPORT = {
     "agent_id": "engineer-1",
     "action_type": "patch_file",
@@ -46,9 +47,9 @@ def test_status_shows_what_is_reserved_next_to_what_is_used(any_kernel: ColonyKe
 
 def test_the_tick_expires_a_lapsed_reservation(any_kernel: ColonyKernel, clock: FakeClock) -> None:
     proposal = _execute(any_kernel)
-    clock.advance(TTL - 1)
+    clock.advance(LEASE - 1)
     any_kernel.tick()
-    assert _reservation(any_kernel, proposal) == "open"  # not yet: the authorization is still good
+    assert _reservation(any_kernel, proposal) == "open"  # not yet: the lease still runs
     clock.advance(1)
     any_kernel.tick()
     assert _reservation(any_kernel, proposal) == "expired"
