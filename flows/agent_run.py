@@ -40,6 +40,7 @@ from colony.agents import (
     resolve_model,
 )
 from colony.errors import AgentSpecError
+from flows._heartbeat import beating
 from flows._report import as_json, finish, publish
 from flows._runtime import flow_runtime
 from flows.results import AgentRunSummary
@@ -50,6 +51,7 @@ RESULT_ARTIFACT = "agent-run-result"
 
 
 @flow(name="agent-run", log_prints=False)
+@beating
 def agent_run(spec: str, prompt: str = "", resume_from: UUID | None = None) -> State[AgentRunSummary]:
     """Run an agent's model loop over its tools; a held call ends the run until a person decides it.
 

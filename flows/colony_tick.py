@@ -20,6 +20,7 @@ from prefect.variables import Variable
 from blocks import load_settings
 from colony.kernel import ColonyStatus, KernelSettings
 from flows._events import emit_roles
+from flows._heartbeat import beating
 from flows.holds import Settled, settle_held_runs
 from tasks.kernel import kernel_for, tick
 
@@ -97,6 +98,7 @@ def settle_holds(settings: KernelSettings) -> list[Settled]:
 
 
 @flow(name="colony-tick")
+@beating
 def colony_tick() -> ColonyStatus:
     """Advance the colony one tick and publish its status.
 

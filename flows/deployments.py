@@ -3,9 +3,10 @@
 ``prefect deploy --all`` (and so ``colony deploy``) reads prefect.yaml for a work pool;
 ``colony up`` serves the same entries in its own process, so the two can never disagree:
 each entry's name, description, tags, parameters and schedules come from the file, and its
-flow from its entrypoint. Every flow run gets ``FLOW_RUN_ENV``: heartbeats, so a run whose
-process died is marked Crashed (``colony.cli.zombies``), and a console handler that
-survives the death of its worker's pipes (prefect.yaml's work pool sets the same).
+flow from its entrypoint. Every flow run gets ``FLOW_RUN_ENV``: a console handler that
+survives the death of its worker's pipes (prefect.yaml's work pool sets the same). Each
+Colony flow beats on its own (``flows._heartbeat``), so a run whose process died is marked
+Crashed (``colony.cli.zombies``).
 """
 
 from __future__ import annotations
@@ -19,14 +20,12 @@ import yaml
 from prefect import Flow
 from prefect.deployments.runner import RunnerDeployment
 
+from flows._heartbeat import HEARTBEAT_SECONDS
+
 __all__ = ["FLOW_RUN_ENV", "HEARTBEAT_SECONDS", "PREFECT_YAML", "deployments", "entries"]
 
 PREFECT_YAML = Path(__file__).resolve().parents[1] / "prefect.yaml"
-HEARTBEAT_SECONDS = 30  # Prefect's minimum; a run is a zombie after three missed beats
-FLOW_RUN_ENV = {
-    "PREFECT_FLOWS_HEARTBEAT_FREQUENCY": str(HEARTBEAT_SECONDS),
-    "PREFECT_LOGGING_HANDLERS_CONSOLE_CLASS": "flows._console.DetachableConsoleHandler",
-}
+FLOW_RUN_ENV = {"PREFECT_LOGGING_HANDLERS_CONSOLE_CLASS": "flows._console.DetachableConsoleHandler"}
 
 
 def entries(path: Path = PREFECT_YAML) -> list[dict[str, Any]]:

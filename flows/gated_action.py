@@ -28,6 +28,7 @@ from colony.kernel import ColonyKernel, GateVerdict, Role
 from colony.runtime import CallOutcome, CallRequest
 from flows._approval import ApprovalInput
 from flows._catalog import ToolCall
+from flows._heartbeat import beating
 from flows._report import as_json, finish, leave_expired_pause, publish
 from flows._runtime import PREFECT_OPERATOR, flow_runtime
 from flows.results import GatedActionSummary, Outcome
@@ -101,6 +102,7 @@ def ending(summary: GatedActionSummary) -> tuple[str, bool]:
 
 
 @flow(name="gated-action")
+@beating
 def gated_action(request: GatedActionRequest) -> State[GatedActionSummary]:
     """Run one tool action through the Colony gate, recording what happened; the summary is the run's result."""
     settings = load_settings()

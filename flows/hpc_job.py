@@ -27,6 +27,7 @@ from colony.hpc import (
     set_default_job_runner,
 )
 from colony.hpc.job import run_cycle
+from flows._heartbeat import beating
 from tasks.hpc import fetch_outputs, poll_job, start_job, submit_job, upload_job_inputs
 
 __all__ = ["HPCJobRequest", "PrefectJobRunner", "hpc_job", "use_prefect_job_runner"]
@@ -74,6 +75,7 @@ class TaskSteps:
 
 
 @flow(name="hpc-job", log_prints=False)
+@beating
 async def hpc_job(request: HPCJobRequest) -> dict[str, str]:
     """Run one HPC job to completion and download its outputs; local paths by output key."""
     return await run_cycle(request, TaskSteps(request.client_config()), get_run_logger())

@@ -9,12 +9,14 @@ from prefect.artifacts import create_table_artifact
 
 from blocks import load_settings
 from colony.kernel import PruningReport
+from flows._heartbeat import beating
 from tasks.kernel import prune_report
 
 __all__ = ["pruning_report"]
 
 
 @flow(name="pruning-report")
+@beating
 def pruning_report() -> PruningReport:
     """Nominate low-usage, stale or duplicate modules (advisory: nothing is removed)."""
     report = prune_report(load_settings().kernel)

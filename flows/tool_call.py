@@ -18,6 +18,7 @@ from prefect.utilities.asyncutils import run_coro_as_sync
 from blocks import load_settings
 from colony.runtime import CallRequest
 from flows._catalog import ToolCall
+from flows._heartbeat import beating
 from flows._report import as_json, finish, publish
 from flows._runtime import PREFECT_OPERATOR, flow_runtime
 from flows.results import ToolCallResult
@@ -28,6 +29,7 @@ RESULT_ARTIFACT = "tool-call-result"
 
 
 @flow(name="tool-call", log_prints=False)
+@beating
 def tool_call(
     call: ToolCall,
     agent_id: str | None = None,

@@ -90,7 +90,7 @@ def up(
 ) -> None:
     """Start Prefect (server and UI) and the gateway, and serve every Colony deployment until Ctrl-C."""
     from prefect import serve
-    from prefect.settings import PREFECT_API_URL, PREFECT_FLOWS_HEARTBEAT_FREQUENCY, temporary_settings
+    from prefect.settings import PREFECT_API_URL, temporary_settings
 
     from colony.cli.zombies import ensure_automations
 
@@ -102,11 +102,7 @@ def up(
         with contextlib.ExitStack() as stack:
             api_url = configured or stack.enter_context(prefect_server(host, port))
             os.environ["PREFECT_API_URL"] = api_url
-            stack.enter_context(
-                temporary_settings(
-                    {PREFECT_API_URL: api_url, PREFECT_FLOWS_HEARTBEAT_FREQUENCY: deployments_module.HEARTBEAT_SECONDS}
-                )
-            )
+            stack.enter_context(temporary_settings({PREFECT_API_URL: api_url}))
             _check_settings()  # what the gateway and every flow run below will load, checked once here
             gateway_url = stack.enter_context(gateway(gateway_port))
             # Only the flow runs served below get these (not the servers started above).

@@ -2,11 +2,12 @@
 
 A run whose process died with its worker (or its machine) stays Running forever unless
 something notices. Colony's flow runs beat every ``HEARTBEAT_SECONDS``
-(``flows.deployments.FLOW_RUN_ENV``); the first automation here is Prefect's documented one
-("Detect and respond to zombie flows") that crashes a run after three missed beats. Two
-changes to the documented definition: it judges only runs tagged ``colony`` (every flow run
-beats, by default every 180 s, so a foreign run would look dead after 90 s), and a paused or
-suspended run (a HOLD waiting for a person, whose process has exited) is not a zombie.
+(``flows._heartbeat``); the first automation here is Prefect's documented one ("Detect and
+respond to zombie flows") that crashes a run after three missed beats. Three changes to the
+documented definition: it listens to Colony's own beat, which always precedes the run's final
+state (Prefect's may follow it, and the documented automation then fires on a finished run);
+it judges only runs tagged ``colony``; and a paused or suspended run (a HOLD waiting for a
+person, whose process has exited) is not a zombie.
 
 The second puts a crashed Colony run back in the queue (``AwaitingRetry``, as the UI's
 retry does), so a worker still alive takes it without a person. That is safe for every
@@ -30,7 +31,7 @@ from prefect.events.schemas.events import ResourceSpecification
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-from flows.deployments import HEARTBEAT_SECONDS
+from flows._heartbeat import HEARTBEAT_EVENT, HEARTBEAT_SECONDS
 
 __all__ = [
     "RECOVERY_AUTOMATION",
@@ -70,9 +71,9 @@ def zombie_automation(settings: RecoverySettings | None = None) -> AutomationCor
         name=ZOMBIE_AUTOMATION,
         description="Marks a flow run Crashed when its heartbeats stop (its process or machine died).",
         trigger=EventTrigger(
-            after={"prefect.flow-run.heartbeat"},
+            after={HEARTBEAT_EVENT},
             expect={
-                "prefect.flow-run.heartbeat",
+                HEARTBEAT_EVENT,
                 "prefect.flow-run.Completed",
                 "prefect.flow-run.Failed",
                 "prefect.flow-run.Cancelled",

@@ -66,7 +66,7 @@ def test_deploy_twice_leaves_one_of_everything(api: PrefectServer, tmp_path: Pat
     assert "prefect.flow-run.Suspended" in automation.trigger.expect  # type: ignore[union-attr]
     for deployment in deployed:
         assert deployment.work_pool_name == WORK_POOL
-        assert deployment.job_variables == {"env": FLOW_RUN_ENV}  # heartbeats and the detachable console
+        assert deployment.job_variables == {"env": FLOW_RUN_ENV}  # the detachable console
     assert block.data["settings"]["kernel"]["budget_llm_calls"] == 42  # saved from this environment's settings
 
 

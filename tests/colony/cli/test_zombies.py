@@ -14,7 +14,7 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
 from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.events.actions import ChangeFlowRunState
-from prefect.events.filters import EventFilter, EventNameFilter, EventResourceFilter
+from prefect.events.filters import EventFilter, EventNameFilter, EventRelatedFilter, EventResourceFilter
 from prefect.settings import PREFECT_API_URL, temporary_settings
 from pydantic import ValidationError
 
@@ -26,7 +26,8 @@ from colony.cli.zombies import (
     ensure_automations,
     recovery_automation,
 )
-from flows.deployments import FLOW_RUN_ENV, HEARTBEAT_SECONDS
+from flows._heartbeat import HEARTBEAT_EVENT, HEARTBEAT_SECONDS
+from flows.deployments import FLOW_RUN_ENV
 from tests.services.prefect import PrefectServer
 
 pytestmark = pytest.mark.prefect_server
@@ -37,8 +38,11 @@ import time
 
 from prefect import flow, tags
 
+from flows._heartbeat import beating
+
 
 @flow(name="doomed-run")
+@beating
 def doomed() -> None:
     time.sleep(3600)
 
@@ -75,7 +79,7 @@ def poll_flow_run(name: str, seconds: float, done: str) -> FlowRun:
 
 def wait_for_heartbeat(flow_run: FlowRun, seconds: float = 60) -> None:
     heartbeats = EventFilter(
-        event=EventNameFilter(name=["prefect.flow-run.heartbeat"]),
+        event=EventNameFilter(name=[HEARTBEAT_EVENT]),
         resource=EventResourceFilter(id=[f"prefect.flow-run.{flow_run.id}"]),
     )
     deadline = time.monotonic() + seconds
@@ -105,6 +109,46 @@ def test_a_colony_run_whose_process_died_is_marked_crashed(api: PrefectServer, t
     grace = MISSED_HEARTBEATS * HEARTBEAT_SECONDS + 90  # the automation's window, then its evaluation
     crashed = poll_flow_run(name, seconds=grace, done="Crashed")
     assert crashed.state is not None and "missing heartbeats" in (crashed.state.message or "")
+
+
+QUICK_FLOW = """
+import sys
+
+from prefect import flow, tags
+
+from flows._heartbeat import beating
+
+
+@flow(name="quick-run")
+@beating
+def quick() -> None:
+    pass
+
+
+with tags("colony"):
+    quick.with_options(flow_run_name=sys.argv[1])()
+"""
+
+
+def test_a_finished_run_is_never_judged_a_zombie(api: PrefectServer, tmp_path: Path) -> None:
+    settings = RecoverySettings(zombie_seconds=HEARTBEAT_SECONDS + 1)
+    ensure_automations(settings)
+    script = tmp_path / "quick.py"
+    script.write_text(QUICK_FLOW)
+    names = [f"quick-{uuid4()}" for _ in range(4)]  # runs shorter than a beat: the race is at their end
+    for name in names:  # each in a fresh process, as a worker runs them: its first beat is the slowest
+        subprocess.run([sys.executable, str(script), name], env=api.env(**FLOW_RUN_ENV), check=True)
+    runs = [poll_flow_run(name, seconds=60, done="Completed") for name in names]
+    time.sleep(settings.zombie_seconds + 30)  # the automation's window, then its evaluation
+    with get_client(sync_client=True) as client:
+        for run in runs:
+            actions = EventFilter(
+                event=EventNameFilter(prefix=["prefect.automation.action"]),
+                related=EventRelatedFilter(id=[f"prefect.flow-run.{run.id}"]),
+            )
+            assert client.read_events(filter=actions, limit=5).events == [], f"the automation acted on {run.name}"
+            current = client.read_flow_run(run.id)
+            assert current.state is not None and current.state.name == "Completed"
 
 
 def test_a_zombie_window_within_one_heartbeat_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
