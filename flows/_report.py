@@ -16,13 +16,22 @@ from prefect.context import FlowRunContext
 from prefect.states import Completed, Failed, Running, State
 from pydantic import BaseModel
 
+from flows._verdicts import mark
 from tasks.storage import persisted
 
 __all__ = ["as_json", "finish", "leave_expired_pause", "publish"]
 
 
 def finish(value: BaseModel, *, name: str, message: str, succeeded: bool) -> State[Any]:
-    """The run's final state: ``Completed`` or ``Failed``, named ``name``, with ``value`` as its persisted result."""
+    """The run's final state: ``Completed`` or ``Failed``, named ``name``, with ``value`` as its persisted result.
+
+    A deployment run's engine reports a ``Failed`` end as a crash; this one is the run's own
+    verdict, so ``flows._verdicts`` drops that report (an in-process caller gets the state).
+    """
+    if not succeeded:
+        context = FlowRunContext.get()
+        if context is not None and context.flow_run is not None and context.flow_run.deployment_id is not None:
+            mark(context.flow_run.id)
     ending = Completed if succeeded else Failed
     return ending(name=name, message=message, data=persisted(value))
 

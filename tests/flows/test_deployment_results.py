@@ -19,7 +19,7 @@ from prefect.states import AwaitingRetry, Crashed
 from colony.kernel import ColonyKernel, KernelSettings
 from flows.gated_action import GatedActionSummary, Outcome
 from flows.tool_call import ToolCallResult
-from tests.flows.workers import Worker, final, wait_until_suspended
+from tests.flows.workers import Worker, errors_logged, final, wait_until_suspended
 
 pytestmark = pytest.mark.prefect_server
 NAME = "results-test"
@@ -56,6 +56,21 @@ def test_a_caller_reads_the_result_of_a_deployment_run(
     assert refused.name == "Refused" and refused.is_failed()
     summary = refused.result(raise_on_failure=False)
     assert isinstance(summary, GatedActionSummary) and summary.outcome is Outcome.REFUSED
+
+
+def test_a_refused_run_logs_its_end_not_a_crash(
+    workers: Callable[[str, str], Worker], colony_home: Path, tmp_path: Path
+) -> None:
+    worker = workers("worker-a", NAME)
+    request = {**LEDGER_REQUEST, "agent_id": "stranger"}
+    request["call"] = {**LEDGER_REQUEST["call"], "arguments": {"path": str(tmp_path / "e.txt"), "text": "figures"}}  # type: ignore[dict-item]
+    run = run_deployment(f"gated-action/{NAME}", parameters={"request": request}, timeout=0)
+    refused = final(run.id)
+    assert refused.name == "Refused" and refused.is_failed()
+    summary = refused.result(raise_on_failure=False)
+    assert isinstance(summary, GatedActionSummary) and summary.outcome is Outcome.REFUSED
+    assert errors_logged(worker, run.id) == []
+    assert "Finished in state Refused(" in worker.log_path.read_text()
 
 
 def test_a_held_run_resumed_on_another_worker_keeps_its_verdict(

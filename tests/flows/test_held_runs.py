@@ -30,7 +30,7 @@ from flows._events import GATE_REFUSED
 from flows.gated_action import GatedActionSummary, Outcome
 from flows.holds import APPROVAL_TAG, approval_tag, artifact_key, settle_held_runs
 from tests.flows.test_gated_action import events_about
-from tests.flows.workers import Worker, final, wait_until_suspended
+from tests.flows.workers import Worker, errors_logged, final, wait_until_suspended
 from tests.services.prefect import PrefectServer
 
 pytestmark = pytest.mark.prefect_server
@@ -155,6 +155,7 @@ def test_a_cli_rejection_resumes_the_run_into_its_rejected_end(
     assert state.message == f"Rejected by {CLI_DECIDED}: not now"
     assert not path.exists()
     assert summary_of(state).outcome is Outcome.REJECTED
+    assert errors_logged(worker, run_id) == []
     [entry] = kernel().consequence_log("held-reject")
     assert entry.kind is ConsequenceKind.REJECTION and entry.human_feedback == -1.0
     refused = events_about(GATE_REFUSED, "colony.target.tool:ledger_double", related="colony.agent.held-reject")
@@ -194,6 +195,7 @@ def test_an_expired_request_is_recorded_and_its_run_ends_expired(worker: Worker,
     state = final(run_id)
     assert state.name == "Expired" and state.is_failed(), state
     assert summary_of(state).outcome is Outcome.TIMED_OUT
+    assert errors_logged(worker, run_id) == []
     assert kernel().get_approval(approval.approval_id).state is ApprovalState.EXPIRED
     [entry] = kernel().consequence_log("held-expire")
     assert entry.kind is ConsequenceKind.EXPIRY and not entry.tests_passed

@@ -7,6 +7,7 @@ environment (COLONY_HOME and any ``COLONY_*`` the test set), plus what the test 
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import subprocess
@@ -19,13 +20,14 @@ from uuid import UUID
 
 import pytest
 from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
 from prefect.flow_runs import wait_for_flow_run
 from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.states import State
 
 from tests.services.prefect import PrefectServer
 
-__all__ = ["Worker", "api", "final", "group_members", "wait_until_suspended", "workers"]
+__all__ = ["Worker", "api", "errors_logged", "final", "group_members", "wait_until_suspended", "workers"]
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -128,3 +130,18 @@ def wait_until_suspended(flow_run_id: UUID, seconds: float = 180) -> State[Any]:
                 return state
             time.sleep(1)
     raise AssertionError(f"flow run {flow_run_id} was never suspended")
+
+
+def errors_logged(worker: Worker, flow_run_id: UUID) -> list[str]:
+    """What the run logged at ERROR or worse: on the API (its Logs tab) and in the worker's console.
+
+    Read once the worker's run process has exited, since it sends its last logs as it exits.
+    """
+    worker.wait_until_idle()
+    with get_client(sync_client=True) as client:
+        logs = client.read_logs(log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[flow_run_id])))
+    assert logs, f"flow run {flow_run_id} logged nothing"
+    console = worker.log_path.read_text(errors="replace").splitlines()
+    return [log.message for log in logs if log.level >= logging.ERROR] + [
+        line for line in console if "| ERROR" in line or "| CRITICAL" in line or line.startswith("Traceback")
+    ]
