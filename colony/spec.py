@@ -172,7 +172,8 @@ class ToolSpec(SpecModel):
     domain: str = Field(default="general", min_length=1, description="Subject area.")
     backend: Backend = Field(default=Backend.IN_PROCESS, description="How the tool is reached.")
     capabilities: tuple[str, ...] = Field(
-        min_length=1, description="Capability keys; each names an action of the tool."
+        min_length=1,
+        description="Capability keys; each must equal the name of one of the tool's @action_executor methods.",
     )
     inputs_schema: dict[str, Any] | None = Field(
         default=None, description="JSON Schema of the main action's arguments."

@@ -2,7 +2,8 @@
 
 Seed 004's tool examples live in tests/seed004.py (run by the client, gateway and MCP tests),
 seed 001's in tests/colony/kernel/test_seed_examples.py and tests/colony/surfaces/seed001.py,
-seed 000's HPC sample in tests/colony/hpc/test_seed_sample.py. Where Colony deliberately
+seed 000's HPC sample in tests/colony/hpc/test_seed_sample.py; every Python sample, read from
+the seed files, runs in tests/test_seed_samples.py. Where Colony deliberately
 differs from a seed, the test asserts what Colony does and names the README entry
 ("Design changes, and why" -> "From the seeds") that says why.
 """

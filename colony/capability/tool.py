@@ -40,6 +40,11 @@ class Preconditions(TypedDict):
 class ToolCapability(AgentCapability):
     """A capability fronting one tool. Concrete subclasses must declare ``spec``.
 
+    Each key in ``spec.capabilities`` must equal the name of one of the class's
+    ``@action_executor`` methods: that action provides the capability, and the first
+    key's action is the tool's primary one (the catalog's search key and input schema).
+    A class breaking this rule is refused when it is defined.
+
     An intermediate base (one meant to be subclassed again, like
     ``LocalToolCapability``) sets ``__abstract_tool__ = True`` in its body.
     """
@@ -78,8 +83,9 @@ class ToolCapability(AgentCapability):
         missing = [key for key in spec.capabilities if key not in cls.__colony_actions__]
         if missing:
             raise TypeError(
-                f"{cls.__qualname__}: spec.capabilities names {missing} but the class has no such "
-                f"action (actions: {sorted(cls.__colony_actions__)})"
+                f"{cls.__qualname__}: no action of the class is named {', '.join(map(repr, missing))} "
+                "(a key of spec.capabilities): each capability key must equal the name of one of its "
+                f"@action_executor methods (its actions: {sorted(cls.__colony_actions__)})"
             )
         for key in spec.capabilities:
             _bind_spec_schemas(cls, key, spec)

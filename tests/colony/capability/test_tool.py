@@ -27,10 +27,24 @@ def test_concrete_tool_without_spec_fails_at_class_creation():
 
 
 def test_spec_capability_must_name_an_action():
-    with pytest.raises(TypeError, match=r"spec.capabilities names \['missing'\]"):
+    with pytest.raises(TypeError) as caught:
 
         class Wrong(LocalToolCapability):
-            spec = ToolSpec(name="wrong", capabilities=("missing",))
+            spec = ToolSpec(name="wrong", capabilities=("compute_shielding_factor",))
+
+            @action_executor
+            def compute(self) -> str:
+                """Compute.
+
+                Returns:
+                    Nothing useful.
+                """
+                return ""
+
+    message = str(caught.value)
+    assert "Wrong: no action of the class is named 'compute_shielding_factor'" in message
+    assert "each capability key must equal the name of one of its @action_executor methods" in message
+    assert "(its actions: ['check_preconditions', 'compute'])" in message
 
 
 def test_signature_drift_from_declared_inputs_schema_fails():
