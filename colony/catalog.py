@@ -203,24 +203,37 @@ def planner_visible(entries: dict[str, ToolEntry]) -> dict[str, ToolEntry]:
 
 
 def resolve_capability(entry: ToolEntry | str) -> type[ToolCapability]:
-    """Import the class an entry (or an FQN) names; a clear error if it is not a tool."""
+    """Import the class an entry (or an FQN) names; a clear error if it is not a tool.
+
+    What importing the module raises (a missing module, a syntax error, an exception at
+    import) becomes a CapabilityResolutionError naming the entry: one broken entry fails alone.
+    """
     from colony.capability import ToolCapability
 
     fqn = entry if isinstance(entry, str) else entry.capability_fqn
+    label = f"{entry.name!r} ({fqn})" if isinstance(entry, ToolEntry) else repr(fqn)
     if not fqn:
         raise CapabilityResolutionError(
             f"{entry.name if isinstance(entry, ToolEntry) else fqn!r} is a catalog-only stub"
         )
     module_name, _, attribute = fqn.rpartition(".")
     if not module_name:
-        raise CapabilityResolutionError(f"{fqn!r} is not a dotted import path (package.module.Class)")
+        raise CapabilityResolutionError(f"{label} is not a dotted import path (package.module.Class)")
     try:
         module = importlib.import_module(module_name)
     except ImportError as error:
-        raise CapabilityResolutionError(f"{fqn!r}: cannot import {module_name!r}: {error}") from None
+        raise CapabilityResolutionError(f"{label}: cannot import {module_name!r}: {error}") from None
+    except Exception as error:  # noqa: BLE001 - a module that raises at import is one broken entry, said so
+        raise CapabilityResolutionError(
+            f"{label}: importing {module_name!r} raised {type(error).__name__}: {error}"
+        ) from None
     cls = getattr(module, attribute, None)
+    if cls is None:
+        raise CapabilityResolutionError(
+            f"{label}: module {module_name!r} has no {attribute!r}; it does not name a ToolCapability subclass"
+        )
     if not (isinstance(cls, type) and issubclass(cls, ToolCapability)):
-        raise CapabilityResolutionError(f"{fqn!r} does not name a ToolCapability subclass")
+        raise CapabilityResolutionError(f"{label} does not name a ToolCapability subclass")
     return cls
 
 

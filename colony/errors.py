@@ -27,7 +27,9 @@
     ├── CatalogError               the tool registry file or an entry in it is wrong
     │   ├── RegistryFileError      unreadable or malformed registry file
     │   ├── CapabilityResolutionError  an entry's capability_fqn does not import
-    │   └── ToolEntrySpecMismatch  an entry's capability is not in its class's spec
+    │   ├── ToolEntrySpecMismatch  an entry's capability is not in its class's spec
+    │   └── ToolUnavailableError   a call named a tool whose entry failed to load
+    │                              (``tool`` and ``reason`` say which and why)
     ├── AgentSpecError             an agent definition is malformed or inconsistent
     ├── SettingsError              Colony's settings could not be read: a bad variable, or
     │                              a settings block the configured Prefect API does not give
@@ -108,6 +110,7 @@ __all__ = [
     "ToolInputError",
     "ToolOutputError",
     "ToolOutputTooLargeError",
+    "ToolUnavailableError",
     "UngatedActionError",
     "UnknownActionError",
     "UnknownApprovalError",
@@ -373,6 +376,18 @@ class CapabilityResolutionError(CatalogError):
 
 class ToolEntrySpecMismatch(CatalogError):
     """An entry's ``capability`` is not among its class's ``spec.capabilities``."""
+
+
+class ToolUnavailableError(CatalogError):
+    """The catalog lists the tool, but its entry failed to load: the rest of the catalog still serves."""
+
+    def __init__(self, message: str, *, tool: str, reason: str) -> None:
+        super().__init__(message)
+        self.tool = tool
+        self.reason = reason
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "tool": self.tool, "reason": self.reason}
 
 
 class AgentSpecError(ColonyError):

@@ -24,7 +24,7 @@ from typing import Any
 
 from colony.agents.spec import AgentSpec, Approval
 from colony.capability import ActionDescription, AgentCapability, ToolCapability, action_menu
-from colony.errors import AgentSpecError, ColonyError, UnknownToolError
+from colony.errors import AgentSpecError, ColonyError, ToolUnavailableError, UnknownToolError
 from colony.runtime import GOVERNANCE_PROPERTIES, CallOutcome, CallRequest, Principal, Runtime, is_governed
 
 __all__ = ["Agent", "assemble"]
@@ -255,7 +255,9 @@ def assemble(spec: AgentSpec, runtime: Runtime | None = None) -> Agent:
     """Mount the catalog tools ``spec`` names and return the agent, calling through ``runtime``.
 
     Only catalog names resolve (an agent spec never makes Colony import a path it names);
-    register a tool with ``upsert_tool`` to make it mountable.
+    register a tool with ``upsert_tool`` to make it mountable. A named tool whose catalog
+    entry failed to load stops the agent here (ToolUnavailableError naming the tool and
+    why), rather than letting it run without a tool its prompt and plan count on.
     """
     runtime = runtime or Runtime()
     capabilities: list[AgentCapability] = []
@@ -264,6 +266,10 @@ def assemble(spec: AgentSpec, runtime: Runtime | None = None) -> Agent:
             tool = runtime.catalog.resolve(reference)
         except UnknownToolError as error:
             raise AgentSpecError(f"agent {spec.name!r}: {error}; an agent names catalog tools only") from None
+        except ToolUnavailableError as error:  # the agent would run without a tool its spec counts on
+            raise ToolUnavailableError(
+                f"agent {spec.name!r} cannot start: {error}", tool=error.tool, reason=error.reason
+            ) from None
         capabilities.append(tool.cls())
     seen = [capability.capability_id() for capability in capabilities]
     if len(set(seen)) != len(seen):

@@ -9,9 +9,10 @@ from pathlib import Path
 from typing import Annotated, Any
 
 import typer
+from rich.markup import escape
 from rich.table import Table
 
-from colony.catalog import check_entry, get_entry, load_registry, resolve_capability, save_registry
+from colony.catalog import ToolEntry, check_entry, get_entry, load_registry, resolve_capability, save_registry
 from colony.cli.output import cli_console
 from colony.docs import render_tools_reference
 from colony.errors import ColonyError
@@ -39,15 +40,31 @@ def _entries() -> dict[str, Any]:
 
 @tools_app.command("list")
 def list_tools(as_json: JsonFlag = False) -> None:
-    """List the catalog's tools (stubs included, marked)."""
+    """List the catalog's tools (stubs included, marked; an entry that fails to load marked unavailable, with why)."""
     entries = _entries()
+    problems = {name: _problem(entry) for name, entry in entries.items()}
     if as_json:
-        typer.echo(json.dumps([entry.model_dump(mode="json") for entry in entries.values()], indent=2))
+        listing = [
+            entry.model_dump(mode="json") | {"available": problems[name] is None, "reason": problems[name]}
+            for name, entry in entries.items()
+        ]
+        typer.echo(json.dumps(listing, indent=2))
         return
-    table = Table("name", "capability", "purpose", "implementation")
-    for entry in entries.values():
-        table.add_row(entry.name, entry.capability, entry.purpose, entry.capability_fqn or "(stub)")
+    table = Table("name", "capability", "purpose", "implementation", "status")
+    for name, entry in entries.items():
+        problem = problems[name]
+        status = "stub" if entry.is_stub else "ok" if problem is None else f"[red]unavailable:[/red] {escape(problem)}"
+        table.add_row(name, entry.capability, entry.purpose, entry.capability_fqn or "(stub)", status)
     console.print(table)
+
+
+def _problem(entry: ToolEntry) -> str | None:
+    """Why the entry does not load (its class is missing, raises at import, or disagrees with it), or None."""
+    try:
+        check_entry(entry)
+    except ColonyError as error:
+        return str(error)
+    return None
 
 
 @tools_app.command("show")
@@ -196,12 +213,7 @@ def _held(approval: dict[str, Any], verdict: dict[str, Any], as_json: bool) -> t
 @tools_app.command("check")
 def check_tools() -> None:
     """Check every entry imports and agrees with its spec; exit 1 with the reasons if not."""
-    problems = []
-    for entry in _entries().values():
-        try:
-            check_entry(entry)
-        except ColonyError as error:
-            problems.append(str(error))
+    problems = [problem for entry in _entries().values() if (problem := _problem(entry)) is not None]
     if not problems:
         from colony.surfaces.pinning import PinState, check_pins
 

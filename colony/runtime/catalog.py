@@ -7,12 +7,16 @@ generation moves.
 
 Only catalog names resolve: a call never imports a path it was given. Each
 planner-visible entry is imported and checked against its class's spec when the
-catalog loads, so a broken entry fails at start-up (or at reload, where the last
-good catalog stays in service and the problem is reported).
+catalog loads. An entry that fails (its module or class is missing, its module
+raises at import, it disagrees with its spec) fails alone: it is logged once as a
+warning and kept in ``unavailable`` with the reason, a call of it is refused with
+ToolUnavailableError, and every other tool keeps serving. A registry file that no
+longer loads at all keeps the last good catalog in service (``reload_error`` says why).
 """
 
 from __future__ import annotations
 
+import logging
 import threading
 import time
 from collections.abc import Callable, Mapping
@@ -22,15 +26,16 @@ from types import MappingProxyType
 from typing import TYPE_CHECKING
 
 from colony.catalog import ToolEntry, check_entry, get_entry, load_registry, planner_visible, registry_path
-from colony.errors import UnknownActionError
+from colony.errors import CatalogError, ToolUnavailableError, UnknownActionError
 from colony.spec import ExecutionLocality
 
 if TYPE_CHECKING:
     from colony.capability import ToolCapability
 
-__all__ = ["Catalog", "CatalogTool", "is_governed"]
+__all__ = ["Catalog", "CatalogTool", "UnavailableTool", "is_governed"]
 
 _RECHECK_SECONDS = 1.0
+logger = logging.getLogger("colony.catalog")
 
 
 @dataclass(frozen=True)
@@ -66,6 +71,24 @@ class CatalogTool:
     def governed(self, action: str) -> bool:
         """Whether a call of ``action`` must pass the gate."""
         return is_governed(self.cls, action)
+
+
+@dataclass(frozen=True)
+class UnavailableTool:
+    """A catalog entry that failed to load: listed with the reason, refused when called."""
+
+    entry: ToolEntry
+    reason: str
+
+    @property
+    def name(self) -> str:
+        """The entry's catalog name."""
+        return self.entry.name
+
+    def error(self, context: str = "") -> ToolUnavailableError:
+        """The error a call of this tool gets; ``context`` says who asked (an agent, a route)."""
+        message = f"{context}tool {self.name!r} is unavailable, its catalog entry failed to load: {self.reason}"
+        return ToolUnavailableError(message, tool=self.name, reason=self.reason)
 
 
 def _side_effecting(cls: type[ToolCapability], action: str) -> bool:
@@ -111,19 +134,29 @@ class Catalog:
         self._checked_at = clock()
         self.generation = 0
         self.reload_error: str | None = None
-        self._tools = self._mount(dict(entries) if entries is not None else self._read())
+        self._unavailable: Mapping[str, UnavailableTool] = MappingProxyType({})
+        self._tools, self._unavailable = self._mount(dict(entries) if entries is not None else self._read())
 
     @property
     def tools(self) -> Mapping[str, CatalogTool]:
-        """Every planner-visible tool by name (re-read first if the registry file changed)."""
+        """Every planner-visible tool that loaded, by name (re-read first if the registry file changed)."""
         self.refresh()
         return self._tools
 
+    @property
+    def unavailable(self) -> Mapping[str, UnavailableTool]:
+        """Every planner-visible entry that failed to load, by name, with the reason."""
+        self.refresh()
+        return self._unavailable
+
     def resolve(self, name: str) -> CatalogTool:
-        """The tool called ``name``, or UnknownToolError listing what exists."""
+        """The tool called ``name``; ToolUnavailableError if its entry failed to load, else UnknownToolError."""
         tools = self.tools
         tool = tools.get(name)
         if tool is None:
+            broken = self._unavailable.get(name)
+            if broken is not None:
+                raise broken.error()
             get_entry(name, {tool.name: tool.entry for tool in tools.values()})
         assert tool is not None
         return tool
@@ -145,13 +178,14 @@ class Catalog:
             if self._file_stamp() == self._stamp and not force:
                 return False
             try:
-                tools = self._mount(self._read())
+                tools, unavailable = self._mount(self._read())
             except Exception as error:  # noqa: BLE001 - keep serving the last good catalog, say why
                 self.reload_error = f"{type(error).__name__}: {error}"
                 return False
             self.reload_error = None
-            changed = dict(tools) != dict(self._tools)  # entries and classes (CatalogTool equality)
-            self._tools = tools
+            # entries and classes (CatalogTool equality), and which entries failed and why
+            changed = dict(tools) != dict(self._tools) or dict(unavailable) != dict(self._unavailable)
+            self._tools, self._unavailable = tools, unavailable
             if changed:
                 self.generation += 1
         if changed:
@@ -172,11 +206,17 @@ class Catalog:
         self._stamp = self._file_stamp()
         return load_registry(self.path)
 
-    @staticmethod
-    def _mount(entries: dict[str, ToolEntry]) -> Mapping[str, CatalogTool]:
-        tools = {}
+    def _mount(self, entries: dict[str, ToolEntry]) -> tuple[Mapping[str, CatalogTool], Mapping[str, UnavailableTool]]:
+        """Import and check each entry on its own: one that fails is set aside with the reason, logged once."""
+        tools, unavailable = {}, {}
         for name, entry in planner_visible(entries).items():
-            cls = check_entry(entry)  # imports the class; refuses an entry whose name or key its spec denies
+            try:
+                cls = check_entry(entry)  # imports the class; refuses an entry whose name or key its spec denies
+            except CatalogError as error:
+                unavailable[name] = UnavailableTool(entry=entry, reason=str(error))
+                if self._unavailable.get(name) != unavailable[name]:
+                    logger.warning("catalog tool %r is unavailable (the others still serve): %s", name, error)
+                continue
             assert cls is not None
             tools[name] = CatalogTool(entry=entry, cls=cls)
-        return MappingProxyType(tools)
+        return MappingProxyType(tools), MappingProxyType(unavailable)

@@ -23,7 +23,7 @@ import httpx
 
 from colony.errors import ActionNotExecutedError, CallTimeoutError, PeerError, SurfaceError
 from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, Runtime
-from colony.surfaces.definitions import catalog_record
+from colony.surfaces.definitions import catalog_record, unavailable_record
 from colony.surfaces.peer_answers import tool_call_answer
 
 __all__ = ["LocalTools", "ToolAnswer", "UnifiedToolClient"]
@@ -71,6 +71,10 @@ class LocalTools:
     def list_tools(self) -> list[dict[str, Any]]:
         """Every tool the local operator may call, in name order."""
         return [catalog_record(tool.cls) for tool in self.runtime.visible_tools(LOCAL_OPERATOR)]
+
+    def unavailable_tools(self) -> list[dict[str, Any]]:
+        """The catalog entries that failed to load, in name order, each with the reason (as ``/v1/catalog``)."""
+        return [unavailable_record(tool) for _, tool in sorted(self.runtime.catalog.unavailable.items())]
 
 
 class UnifiedToolClient:

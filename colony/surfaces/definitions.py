@@ -18,7 +18,7 @@ from mcp_types import ToolAnnotations
 
 from colony.capability import ToolCapability
 from colony.runtime.call import GOVERNANCE_PROPERTIES
-from colony.runtime.catalog import is_governed
+from colony.runtime.catalog import UnavailableTool, is_governed
 from colony.spec import Determinism
 from colony.surfaces.kernel_tools import KernelTool, kernel_tools
 from colony.surfaces.portable_schema import ANY_JSON, portable_schema
@@ -30,6 +30,7 @@ __all__ = [
     "definition_hash",
     "kernel_definition",
     "served_definition",
+    "unavailable_record",
 ]
 
 
@@ -178,4 +179,15 @@ def catalog_record(cls: type[ToolCapability]) -> dict[str, Any]:
         "policy_tags": list(spec.policy_tags),
         "deterministic": spec.deterministic,
         "side_effecting": served_definition(cls).side_effecting,
+    }
+
+
+def unavailable_record(tool: UnavailableTool) -> dict[str, Any]:
+    """A catalog entry that failed to load, as the listings show it: which one, and why."""
+    return {
+        "tool_id": f"tool:{tool.name}",
+        "name": tool.name,
+        "purpose": tool.entry.purpose,
+        "available": False,
+        "reason": tool.reason,
     }

@@ -50,6 +50,7 @@ HTTP_STATUS: dict[type[errors.ColonyError], int] = {
     errors.RegistryFileError: 500,
     errors.CapabilityResolutionError: 500,
     errors.ToolEntrySpecMismatch: 500,
+    errors.ToolUnavailableError: 503,
     errors.AgentSpecError: 400,
     errors.SettingsError: 503,
     errors.KernelError: 500,
@@ -99,6 +100,7 @@ MCP_ERROR_CODE: dict[type[errors.ColonyError], int] = {
     errors.RegistryFileError: INTERNAL_ERROR,
     errors.CapabilityResolutionError: INTERNAL_ERROR,
     errors.ToolEntrySpecMismatch: INTERNAL_ERROR,
+    errors.ToolUnavailableError: -32006,
     errors.AgentSpecError: INVALID_PARAMS,
     errors.SettingsError: -32016,
     errors.KernelError: -32010,
@@ -192,6 +194,9 @@ def rebuild_error(payload: Any, status: int) -> errors.ColonyError:
     if issubclass(cls, errors.ApprovalError):
         fields.setdefault("approval_id", "")
         fields.setdefault("state", None)
+    if issubclass(cls, errors.ToolUnavailableError):
+        fields.setdefault("tool", "")
+        fields.setdefault("reason", "")
     if issubclass(cls, errors.RateLimitedError):
         fields["retry_after_seconds"] = _seconds(fields.get("retry_after_seconds"))
     fields["retryable"] = bool(fields.get("retryable", cls.retryable))

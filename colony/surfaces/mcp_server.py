@@ -7,7 +7,8 @@ the caller is this machine's local operator, acting for the agent ``colony mcp
 --agent`` names. A listing shows only what the principal may call. Failures are
 answers, never a crashed session: a bad argument or a refused call is an
 ``isError`` result naming what was wrong; only an unknown tool name is a
-JSON-RPC error, as the protocol asks. The listing is the catalog as it is now
+JSON-RPC error, as the protocol asks (so is a tool whose catalog entry failed to
+load: it is not listed, and the error gives the reason). The listing is the catalog as it is now
 (re-read when the registry file changes); ``colony mcp`` also tells its client
 when the tools change (see mcp_changes.py).
 """
@@ -24,7 +25,7 @@ from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams
 
-from colony.errors import ColonyError, ToolInputError, UnknownToolError
+from colony.errors import ColonyError, ToolInputError, ToolUnavailableError, UnknownToolError
 from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, Principal, Runtime
 from colony.surfaces.approval_tools import approval_tools, call_approval_tool, mcp_resolution
 from colony.surfaces.definitions import GOVERNANCE_PROPERTIES
@@ -92,6 +93,8 @@ def build_mcp_server(
             return value_result(answer)
         try:
             tool = runtime.catalog.resolve(params.name)
+        except ToolUnavailableError as error:  # not listed, so a protocol error like an unknown name, saying why
+            raise MCPError.from_error_data(mcp_error(error)) from None
         except UnknownToolError:
             visible = sorted(listed.name for listed in (await list_tools(ctx, None)).tools)
             unknown = UnknownToolError(

@@ -12,9 +12,11 @@ from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterId
 from prefect.states import State
 
+from colony.errors import ToolUnavailableError
 from colony.kernel import ColonyKernel
 from flows.agent_run import AgentRunSummary, agent_run, run_agent
 from tests.colony.agents.harness import CASE, Script
+from tests.colony.surfaces.broken_tools import RAISES_AT_IMPORT, REASONS, broken_repo
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 MILES = {"value": 7.25, "from_unit": "miles", "to_unit": "km"}  # a value no other flow test converts
@@ -57,6 +59,21 @@ def test_each_tool_call_is_a_task_run_and_a_repeated_deterministic_call_is_a_cac
         ("unit_convert.convert_units", "Completed"),
     ]
     assert [answer for _, answer in script.returns()][1]["value"] == round(7.25 * 1.609344, 4)
+
+
+def test_an_agent_naming_a_tool_whose_entry_failed_to_load_fails_at_start(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv("COLONY_REPO_ROOT", str(broken_repo(tmp_path / "repo")))
+    spec = tmp_path / "broken.yaml"
+    spec.write_text(f"name: clerk-1\ncapabilities: [unit_convert, {RAISES_AT_IMPORT}]\n")
+    script = Script(["never asked"])
+    state = scripted_run(str(spec), "convert", script, return_state=True)
+    assert state.is_failed()
+    expected = f"agent 'clerk-1' cannot start: tool '{RAISES_AT_IMPORT}' is unavailable"
+    with pytest.raises(ToolUnavailableError, match=expected) as raised:
+        state.result()
+    assert REASONS[RAISES_AT_IMPORT] in str(raised.value) and script.seen == []
 
 
 def test_a_held_call_ends_the_run_and_a_later_run_resumes_it_once_approved(tmp_path: Path) -> None:

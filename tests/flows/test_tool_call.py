@@ -9,9 +9,10 @@ import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId, ArtifactFilterKey
 
-from colony.errors import ToolInputError, UnknownActionError, UnknownToolError
+from colony.errors import ToolInputError, ToolUnavailableError, UnknownActionError, UnknownToolError
 from flows import in_thread
 from flows.tool_call import RESULT_ARTIFACT, ToolCall, ToolCallResult, tool_call
+from tests.colony.surfaces.broken_tools import MISSING_CLASS, REASONS, broken_repo
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 MILES = {"value": 10, "from_unit": "miles", "to_unit": "km"}
@@ -41,6 +42,14 @@ def test_unknown_tools_and_actions_are_named() -> None:
         tool_call(ToolCall(tool="nope"))
     with pytest.raises(UnknownActionError, match="no action 'fly'"):
         tool_call(ToolCall(tool="unit_convert", action="fly"))
+
+
+def test_a_broken_catalog_entry_fails_its_own_runs_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLONY_REPO_ROOT", str(broken_repo(tmp_path)))
+    assert tool_call(ToolCall(tool="unit_convert", arguments=MILES)).result["value"] == 16.0934
+    with pytest.raises(ToolUnavailableError, match=f"tool '{MISSING_CLASS}' is unavailable") as raised:
+        tool_call(ToolCall(tool=MISSING_CLASS))
+    assert REASONS[MISSING_CLASS] in raised.value.reason
 
 
 async def test_async_agent_code_awaits_the_flow() -> None:

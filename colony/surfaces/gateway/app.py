@@ -24,7 +24,7 @@ from colony.errors import ColonyError, field_errors, summarize
 from colony.runtime import KernelProvider, Runtime
 from colony.runtime.rate_limits import RateLimiter
 from colony.surfaces.auth import principal_of
-from colony.surfaces.definitions import catalog_record, served_definition
+from colony.surfaces.definitions import catalog_record, served_definition, unavailable_record
 from colony.surfaces.error_mapping import http_headers, http_status
 from colony.surfaces.gateway.approvals import approval_links, approval_routes
 from colony.surfaces.gateway.body import BodyGuardMiddleware
@@ -53,6 +53,7 @@ _ERROR_MEANINGS = {
     401: "Missing or unknown bearer token.",
     403: "The principal lacks a capability token the tool requires (error.missing), or names an agent it is not.",
     404: "No such tool on the chosen node(s).",
+    503: "The tool's catalog entry failed to load (error.tool, error.reason), or a service it needs is down.",
     408: "The request body did not arrive in time.",
     409: "The gate refused a side-effecting call (error.verdict), or an approval was already decided or used.",
     413: "Request body or tool arguments over the cap.",
@@ -221,6 +222,8 @@ def create_app(
         With ``enrich=true`` on a gateway with peers this is the mesh catalog: the peers' tools
         too, one record per tool id and version with every node that serves it (``nodes``), and
         a ``peers`` section saying which peers answered and what went wrong with the others.
+        ``unavailable`` lists this node's catalog entries that failed to load (``name``,
+        ``reason``, ``available: false``); calling one is refused with ToolUnavailableError (503).
         """
         principal = await principal_of(authenticator, request.headers.get("authorization"))
 
@@ -248,13 +251,15 @@ def create_app(
                     "definition_sha256": definition.sha256,
                 }
             records.append(record)
+        unavailable = [unavailable_record(tool) for _, tool in sorted(runtime.catalog.unavailable.items())]
         if not enrich:
-            return {"ok": True, "node": settings.node, "tools": records}
+            return {"ok": True, "node": settings.node, "tools": records, "unavailable": unavailable}
         listings = await mesh.peers() if settings.peers and not local else []
         return {
             "ok": True,
             "node": settings.node,
             "tools": merge(records, listings, principal, wanted),
+            "unavailable": unavailable,
             "peers": [listing.status for listing in listings],
         }
 

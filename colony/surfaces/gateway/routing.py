@@ -54,7 +54,11 @@ class Router:
     async def call(self, request: ToolCallRequest, principal: Principal, agent: str | None) -> Routed:
         """Run ``request`` for ``principal`` (acting for ``agent``) on the node its target names."""
         target = request.target
-        local = request.tool_name in self.runtime.catalog.tools
+        catalog = self.runtime.catalog
+        # a tool whose entry failed to load here is sought on the peers; with none, the local refusal says why
+        local = request.tool_name in catalog.tools or (
+            request.tool_name in catalog.unavailable and not self.settings.peers
+        )
         if target.kind == "local" or (target.kind == "auto" and local):
             return await self._local(request, principal, agent)
         token = f"tool:{request.tool_name}"
@@ -115,6 +119,9 @@ class Router:
             except PeerError as error:
                 tried.append(f"{peer.url} ({error})")
         where = "; ".join(tried) or "no peers are configured"
+        broken = self.runtime.catalog.unavailable.get(request.tool_name)
+        if broken is not None:
+            raise broken.error(f"no healthy peer serves {request.tool_name!r} ({where}), and here the ")
         raise UnknownToolError(f"no healthy node serves {request.tool_name!r}: not in the local catalog; {where}")
 
     async def _remote(self, peer: Peer, request: ToolCallRequest, caller: str) -> Routed:

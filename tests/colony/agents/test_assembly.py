@@ -4,7 +4,9 @@ import json
 import pytest
 
 from colony.agents import AgentSpec, assemble, load_agent_spec
-from colony.errors import AgentSpecError, UnknownToolError
+from colony.errors import AgentSpecError, ToolUnavailableError, UnknownToolError
+from colony.runtime import Catalog, Runtime
+from tests.colony.surfaces.broken_tools import MISSING_CLASS, RAISES_AT_IMPORT, REASONS, broken_repo
 
 
 def spec(**overrides):
@@ -26,6 +28,20 @@ def test_an_agent_names_catalog_tools_only():
     agent = assemble(spec())
     assert (agent.principal.agent_id, agent.principal.operator) == ("engineer-1", False)
     assert agent.principal.capabilities == {"tool:unit_convert"}
+
+
+def test_an_agent_naming_a_tool_whose_entry_failed_to_load_does_not_assemble(tmp_path):
+    runtime = Runtime(Catalog(broken_repo(tmp_path) / ".colony" / "tool-registry.json"))
+    agent = assemble(spec(), runtime)  # the broken entries do not touch an agent that does not name them
+    assert set(agent.available_tools) == {"unit_convert"}
+    for name in (MISSING_CLASS, RAISES_AT_IMPORT):
+        with pytest.raises(
+            ToolUnavailableError, match=f"agent 'engineer-1' cannot start: tool '{name}' is unavailable"
+        ):
+            assemble(spec(capabilities=("unit_convert", name)), runtime)
+    with pytest.raises(ToolUnavailableError) as raised:
+        assemble(spec(capabilities=(RAISES_AT_IMPORT,)), runtime)
+    assert (raised.value.tool, REASONS[RAISES_AT_IMPORT] in raised.value.reason) == (RAISES_AT_IMPORT, True)
 
 
 def test_override_renames_and_rewords_by_tool_id():

@@ -10,7 +10,7 @@ import pytest
 
 from colony import LocalToolCapability, ToolSpec, action_executor
 from colony.agents import AgentSpec, assemble
-from colony.errors import UnknownToolError
+from colony.errors import ToolUnavailableError, UnknownToolError
 from colony.runtime import LOCAL_OPERATOR, CallRequest, Catalog, Runtime
 from tests.colony.runtime.conftest import ENTRIES
 
@@ -79,13 +79,76 @@ def test_a_changed_registry_file_is_reread_and_listeners_hear_of_it(tmp_path: Pa
     assert (catalog.generation, heard) == (2, [1, 2])
 
 
-def test_a_broken_registry_keeps_the_last_good_catalog_and_says_why(tmp_path: Path) -> None:
+def test_a_registry_file_that_no_longer_loads_keeps_the_last_good_catalog_and_says_why(tmp_path: Path) -> None:
     path = write_registry(tmp_path, ["unit_convert"])
     catalog = Catalog(path)
-    path.write_text('{"version": 1, "tools": [{"name": "x", "capability_fqn": "no.such.Module"}]}')
+    path.write_text('{"version": 1, "tools": [{"name": "x", "capability_fqn": "no.such.Module"}, {"name": "x"}]}')
     assert catalog.refresh(force=True) is False
     assert set(catalog.tools) == {"unit_convert"}
-    assert catalog.reload_error is not None and "no.such.Module" in catalog.reload_error
+    assert catalog.reload_error is not None and "('x'): the name is listed twice" in catalog.reload_error
+
+
+def broken_entries(path: Path, entries: dict[str, tuple[str, str]]) -> None:
+    """Add ``entries`` (name: capability, capability_fqn) to the registry file at ``path``."""
+    document = json.loads(path.read_text())
+    document["tools"] += [{"name": n, "capability": c, "capability_fqn": f} for n, (c, f) in entries.items()]
+    path.write_text(json.dumps(document))
+
+
+def test_a_broken_entry_fails_alone_logged_once_and_refused_saying_why(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    path = write_registry(tmp_path, ["unit_convert"])
+    broken_entries(
+        path,
+        {
+            "missing_module": ("x", "tools.nowhere.Missing"),
+            "missing_class": ("convert_units", "tools.unit_convert.Missing"),
+            "raises_at_import": ("x", "tests.colony.surfaces.raises_at_import.Tool"),
+            "mismatched": ("teleport", "tools.unit_convert.UnitConvert"),
+        },
+    )
+    catalog = Catalog(path)
+    assert set(catalog.tools) == {"unit_convert"}
+    reasons = {name: tool.reason for name, tool in catalog.unavailable.items()}
+    assert reasons == {
+        "missing_module": "'missing_module' (tools.nowhere.Missing): cannot import 'tools.nowhere': "
+        "No module named 'tools.nowhere'",
+        "missing_class": "'missing_class' (tools.unit_convert.Missing): module 'tools.unit_convert' has no "
+        "'Missing'; it does not name a ToolCapability subclass",
+        "raises_at_import": "'raises_at_import' (tests.colony.surfaces.raises_at_import.Tool): importing "
+        "'tests.colony.surfaces.raises_at_import' raised RuntimeError: the tool's settings file is missing",
+        "mismatched": "'mismatched': capability 'teleport' is not in UnitConvert.spec.capabilities ['convert_units']",
+    }
+    warnings = [record.getMessage() for record in caplog.records if record.levelname == "WARNING"]
+    assert len(warnings) == 4 and all("is unavailable (the others still serve)" in line for line in warnings)
+    with pytest.raises(ToolUnavailableError, match=r"tool 'missing_class' is unavailable.*has no 'Missing'") as raised:
+        catalog.resolve("missing_class")
+    assert (raised.value.tool, raised.value.reason) == ("missing_class", reasons["missing_class"])
+    assert catalog.resolve("unit_convert").cls.spec.name == "unit_convert"
+
+    caplog.clear()
+    assert catalog.refresh(force=True) is False  # the same failures: nothing changed, nothing logged again
+    broken_entries(path, {"also_missing": ("x", "tools.unit_convert.AlsoMissing")})
+    assert catalog.refresh(force=True) is True
+    assert [record.getMessage().split(" is ")[0] for record in caplog.records] == ["catalog tool 'also_missing'"]
+    assert catalog.reload_error is None and set(catalog.unavailable) == {*reasons, "also_missing"}
+
+
+def test_a_tool_that_breaks_on_reload_is_refused_and_one_fixed_serves_again(tmp_path: Path) -> None:
+    path = write_registry(tmp_path, ["unit_convert", "sleeper"])
+    catalog = Catalog(path)
+    document = json.loads(path.read_text())
+    sleeper = next(entry for entry in document["tools"] if entry["name"] == "sleeper")
+    sleeper["capability_fqn"] += "Gone"
+    path.write_text(json.dumps(document))
+    assert catalog.refresh(force=True) is True
+    assert (set(catalog.tools), set(catalog.unavailable)) == ({"unit_convert"}, {"sleeper"})
+    with pytest.raises(ToolUnavailableError, match="SleeperGone"):
+        catalog.resolve("sleeper")
+    write_registry(tmp_path, ["unit_convert", "sleeper"])
+    assert catalog.refresh(force=True) is True
+    assert (set(catalog.tools), dict(catalog.unavailable)) == ({"unit_convert", "sleeper"}, {})
 
 
 async def test_a_removed_tool_is_refused_and_its_instance_shut_down(tmp_path: Path) -> None:

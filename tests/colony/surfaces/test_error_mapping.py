@@ -44,6 +44,7 @@ def test_every_colony_error_is_mapped_explicitly() -> None:
         (errors.PayloadTooLargeError("big"), 413, -32023),
         (errors.ToolOutputTooLargeError("big", action="a", size_bytes=2, limit_bytes=1), 502, -32005),
         (errors.CallTimeoutError("slow"), 504, -32024),
+        (errors.ToolUnavailableError("broken", tool="x", reason="cannot import"), 503, -32006),
         (errors.KernelInputError.for_field("agent_id", "missing"), 400, INVALID_PARAMS),
         (errors.KernelStoreError("locked", retryable=True), 503, -32012),
         (errors.ActionNotExecutedError("held", verdict={"decision": "hold"}), 409, -32026),
@@ -113,6 +114,8 @@ def sample(cls: type[errors.ColonyError]) -> errors.ColonyError:
         "size_bytes": 2_000_000,
         "limit_bytes": 1 << 20,
         "consequence_id": "c-0191",
+        "tool": "broken_tool",
+        "reason": "'broken_tool' (tools.x.Y): cannot import 'tools.x'",
     }
     if cls is errors.HPCLimitError:
         return cls(["min_vcpus 64 exceeds max_vcpus 16"])
