@@ -31,6 +31,7 @@
     │   └── ToolUnavailableError   a call named a tool whose entry failed to load
     │                              (``tool`` and ``reason`` say which and why)
     ├── AgentSpecError             an agent definition is malformed or inconsistent
+    ├── AgentModelError            an agent's model is unreachable or answered unusably
     ├── SettingsError              Colony's settings could not be read: a bad variable, or
     │                              a settings block the configured Prefect API does not give
     ├── KernelError                the Colony kernel refused or failed a call

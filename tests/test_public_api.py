@@ -50,6 +50,7 @@ def test_agent_exports_are_pinned():
         "decisions",
         "load_agent_spec",
         "model_agent",
+        "model_failure",
         "resolve_model",
         "run",
         "steer",

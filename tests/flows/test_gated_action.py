@@ -138,7 +138,7 @@ def test_hold_is_resumed_with_approval_through_the_api(kernel: ColonyKernel, tmp
     assert not path.exists()
     resume_flow_run(flow_run_id, run_input={"approve": True, "reviewer": "ops@example.org", "note": "looks right"})
     summary = finish(thread, box, "Executed")
-    assert summary.verdict.decision is Decision.HOLD and summary.outcome is Outcome.EXECUTED
+    assert summary.verdict.decision is Decision.EXECUTE and summary.outcome is Outcome.EXECUTED  # as approved
     assert summary.approval is not None and summary.approval.reviewer == "prefect-operator (as ops@example.org)"
     assert path.read_text() == "figures"
     [consequence] = kernel.consequence_log("engineer-1")

@@ -58,7 +58,7 @@ class Gateway:
         return str(response.json()["approval"]["approval_id"])
 
     def cli(self, *args: str) -> object:
-        return CliRunner().invoke(app, list(args), env={"COLONY_HOME": str(self.home), "COLUMNS": "60"})
+        return CliRunner().invoke(app, list(args), env={"COLONY_HOME": str(self.home), "COLUMNS": None})
 
 
 def auth(token: str) -> dict[str, str]:

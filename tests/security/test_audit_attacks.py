@@ -227,7 +227,8 @@ def test_approval_decisions_over_http_name_the_principal_not_the_reviewer_it_typ
         return httpx.post(url, json=body, headers={"authorization": f"Bearer {token}"}, timeout=30)
 
     assert decide("agent-token", approve, "approve").status_code == 403  # never one's own request
-    assert decide("ops-token", approve, "approve", reviewer="ceo@example.org").status_code == 200
+    assert decide("ops-token", approve, "approve", reviewer="ceo@example.org").status_code == 422  # no such field
+    assert decide("ops-token", approve, "approve", display_name="ceo@example.org").status_code == 200
     assert decide("ops-token", reject, "reject", note="not tonight").status_code == 200
     assert gateway.call("agent-token", {**note, "approval_id": approve}).status_code == 200  # runs once
 
@@ -241,7 +242,7 @@ def test_approval_decisions_over_http_name_the_principal_not_the_reviewer_it_typ
         ("claim", "engineer-1", "engineer-1", "claimed"),
     ]
     approved = next(e for e in log if e.event == "approve")
-    assert approved.detail["reviewer"] == "ceo@example.org" and approved.detail["approval_id"] == approve
+    assert approved.detail["display_name"] == "ceo@example.org" and approved.detail["approval_id"] == approve
     [own] = refusals(log, "forbidden")
     assert (own.who, own.on_behalf, own.what) == ("engineer-1", "engineer-1", f"approve approval {approve}")
 
