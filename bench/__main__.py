@@ -18,6 +18,7 @@ MODULES = [
     "hpc",
     "agents",
     "plan_scan",
+    "earned_trust",
 ]
 
 

@@ -34,8 +34,8 @@ import anyio
 from bench.governance import in_process
 from bench.surfaces import ms
 with tempfile.TemporaryDirectory() as home:
-    ungoverned, governed = anyio.run(in_process, Path(home))
-print(json.dumps({"ungoverned": ms(ungoverned, 0.5), "governed": ms(governed, 0.5)}))
+    samples = anyio.run(in_process, Path(home))
+print(json.dumps({"ungoverned": ms(samples["ungoverned"], 0.5), "governed": ms(samples["governed"], 0.5)}))
 """
 
 

@@ -76,6 +76,7 @@ class PluggedExecutor:
 
     def __init__(self, inner: Executor) -> None:
         self.inner = inner
+        self.timeout_seconds = inner.timeout_seconds
 
     async def run(
         self, tool: Any, action: str, arguments: dict[str, Any], authorization: Authorization | None

@@ -11,6 +11,7 @@ doubt, never passed.
 
 from __future__ import annotations
 
+import functools
 import json
 from typing import Any, Literal
 
@@ -38,6 +39,7 @@ DANGEROUS = {
     "embedded private key": (("private key",), re2.compile(r"-----BEGIN [A-Z ]*PRIVATE KEY-----")),
 }
 MAX_NESTING = 4  # JSON inside a string inside JSON ...
+REMEMBERED_TEXT = 2048  # characters: a text up to this long is judged once per process
 Kind = Literal["danger", "doubt"]
 
 
@@ -118,11 +120,19 @@ def strings_in(value: Any, path: str) -> list[tuple[str, str]]:
 
 
 def _danger_in(text: str) -> tuple[Kind, str] | None:
+    """What ``text`` holds; a short text is judged once (an agent's keys and phrases recur call after call)."""
+    return _remembered(text) if len(text) <= REMEMBERED_TEXT else _judged(text)
+
+
+def _judged(text: str) -> tuple[Kind, str] | None:
     lowered = text.lower()
     for name, (words, pattern) in DANGEROUS.items():
         if any(word in lowered for word in words) and pattern.search(text):
             return "danger", name
     return judge(text)
+
+
+_remembered = functools.lru_cache(maxsize=4096)(_judged)  # at most 4096 texts of 2 KiB
 
 
 def find_danger(plan: dict[str, Any], first: tuple[str, ...]) -> tuple[str, str] | None:

@@ -278,6 +278,12 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                     self.pheromones.deposit(connection, deposit, now=now, tick=reading.tick)
                 if outcome.decision is Decision.HOLD:
                     approval = self.approvals.open(connection, proposal_id, request, outcome, report, estimate, now)
+            runtime_held = None
+            if period is not None and self.store.is_sqlite and runs_within > estimate["runtime_seconds"]:
+                # Grown here, in the verdict's transaction: the runtime then needs no second one before it
+                # runs the action. (A pipelined PostgreSQL transaction sends only prepared statements.)
+                lease = Lease(expires_at, self.settings.attestation_ttl_seconds)
+                runtime_held = self.reservations.grow(connection, proposal_id, "runtime_seconds", runs_within, lease)
             # The head of the audit log is locked last of all, after the budget row, and held until the commit.
             record = gate_record(
                 request, outcome, proposal_id, inputs.budget_approved, approval.approval_id if approval else None
@@ -294,6 +300,7 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                 authorization=self.attestor.sign(claims) if claims else None,
                 approval_id=approval.approval_id if approval else None,
                 approval_expires_at=approval.expires_at if approval else None,
+                runtime_held=runtime_held,
             )
 
         if self._budget_short_in != period_now:

@@ -242,9 +242,10 @@ class ProposeActionRequest(_Request):
         default=None,
         gt=0,
         le=86400,
-        description="Extension: how long the work is expected to run once authorized; its reservation is "
-        "released that long plus the reservation lease after the verdict, if no outcome settles it "
-        "(default: the estimate's runtime_seconds).",
+        description="Extension: how long the work may run once authorized; an EXECUTE's reservation grows "
+        "toward it as far as the budget and the agent's share allow (see runtime_held), and is released that "
+        "long plus the reservation lease after the verdict, if no outcome settles it (default: the estimate's "
+        "runtime_seconds).",
     )
     tool: str | None = Field(
         default=None,
@@ -300,10 +301,18 @@ class GateVerdict(KernelModel):
         default=None, description="Extension: when that approval request lapses undecided (unix time)."
     )
 
+    runtime_held: float | None = Field(
+        default=None,
+        description="Extension: the runtime seconds an EXECUTE's reservation holds, grown toward the request's "
+        "runs_within_seconds as far as the budget and the agent's share allow (the action's deadline); absent "
+        "when not grown at the verdict (ask reserve_runtime).",
+    )
+
     def seed_dict(self) -> dict[str, Any]:
         """Exactly seed 001's output keys (for MCP)."""
         return self.model_dump(
-            mode="json", exclude={"proposal_id", "authorization", "approval_id", "approval_expires_at"}
+            mode="json",
+            exclude={"proposal_id", "authorization", "approval_id", "approval_expires_at", "runtime_held"},
         )
 
 

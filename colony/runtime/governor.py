@@ -48,6 +48,7 @@ from colony.runtime.principal import Acting
 __all__ = ["GovernanceEvents", "Governor", "HeldCall", "HoldDecision", "HoldStrategy", "Proposer", "Verifier"]
 
 _MIN_RATIONALE = 20
+MAX_RUNS_WITHIN = 86400.0  # the bound of ProposeActionRequest.runs_within_seconds
 
 
 @dataclass(frozen=True)
@@ -235,6 +236,7 @@ class Governor:
 
         kernel = self.kernels.get()
         wanted = call_seconds(tool, outcome.action, arguments, self.executor.timeout_seconds)
+        proposal = proposal.model_copy(update={"runs_within_seconds": min(wanted, MAX_RUNS_WITHIN)})
 
         def work(handoff: Handoff) -> None:
             values = handoff.values
@@ -248,7 +250,10 @@ class Governor:
                 action=outcome.action,
                 token=verdict.authorization,
             )
-            limit = values["limit"] = _granted(kernel, authorization.proposal_id, wanted)
+            held = verdict.runtime_held  # grown at the verdict, or asked for now
+            limit = values["limit"] = (
+                min(wanted, held) if held is not None else _granted(kernel, authorization.proposal_id, wanted)
+            )
             with deadline_scope(limit) as left:  # from the action's start, as the executor's own
                 started = values["started"] = self.clock()
                 if not handoff.move(Phase.RUNNING, expires_at=time.monotonic() + left + kill_grace(left)):

@@ -89,9 +89,10 @@ def test_the_work_own_expected_time_extends_the_lease_never_past_the_authorizati
     clock: FakeClock,  # noqa: F811
 ) -> None:
     long = kernel.propose_action({**_read_only("hoarder", 0), "runs_within_seconds": 7200})
+    held = _held(kernel, "hoarder")
     clock.advance(3599)
     kernel.tick()
-    assert _held(kernel, "hoarder") == 10
+    assert _held(kernel, "hoarder") == held > 0
     clock.advance(1)
     kernel.tick()
     assert _held(kernel, "hoarder") == 0
@@ -159,3 +160,15 @@ def test_growing_a_reservation_stops_at_the_agents_share(kernel: ColonyKernel) -
     assert _held(kernel, "greedy") == pytest.approx(SHARE)
     assert kernel.propose_action(_read_only("greedy", 1)).decision is Decision.REFUSE
     assert kernel.propose_action(_read_only("bystander", 0)).decision is Decision.EXECUTE
+
+
+def test_a_verdict_grows_its_reservation_toward_the_work_time_within_the_share(kernel: ColonyKernel) -> None:
+    grown = kernel.propose_action({**_read_only("worker", 0), "runs_within_seconds": 40})
+    assert "runtime_held" not in grown.seed_dict()  # the seed's verdict keeps its keys
+    if not kernel.store.is_sqlite:  # a pipelined verdict does not grow: the runtime asks reserve_runtime
+        assert grown.runtime_held is None and _held(kernel, "worker") == 10
+        return
+    assert grown.runtime_held == 40 and _held(kernel, "worker") == 40
+    capped = kernel.propose_action({**_read_only("worker", 1), "runs_within_seconds": BUDGET})
+    assert capped.runtime_held == pytest.approx(SHARE - 40)  # the rest of the agent's share, no more
+    assert _held(kernel, "worker") == pytest.approx(SHARE)
