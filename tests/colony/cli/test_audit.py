@@ -104,7 +104,7 @@ def test_list_shows_the_newest_entries_first_filtered_as_asked(ledger: Path) -> 
 
 
 def test_list_off_a_terminal_never_cuts_a_value_short(ledger: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    what = "call " + "/".join(f"segment-{n}" for n in range(60))  # longer than a wide terminal
+    what = "call [red]" + "/".join(f"segment-{n}" for n in range(60))  # longer than a wide terminal; no markup
     kernel = ColonyKernel.from_env()
     kernel.record_refusals([refusal_record("anonymous", None, what, 401, "no token", client="203.0.113.9")])
     kernel.close()
