@@ -110,7 +110,7 @@ def list_entries(
     limit: Annotated[int, typer.Option("--limit", min=1, max=MAX_LIMIT, help="At most this many entries.")] = 50,
     as_json: JsonFlag = False,
 ) -> None:
-    """List audit entries newest first, filtered, as a table (or ``--json``); export and verify read it whole."""
+    """List audit entries newest first, filtered, as a table (or JSON); export and verify read the whole log."""
     try:
         since_at, until_at = _time(since, "since"), _time(until, "until")
         # An ISO time has microseconds; an entry's time is a float rounded to them when shown: a
