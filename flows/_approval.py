@@ -2,7 +2,9 @@
 
 A run started in-process pauses and keeps polling (``pause_flow_run``); a run started from
 a deployment suspends (``suspend_flow_run``), so no worker is held while a person decides:
-the run exits and starts again from the top once resumed, with its cached steps reused.
+the run exits and starts again from the top once resumed, with its cached steps reused, and
+reads the decision it was resumed with under the same pause key (suspending again would only
+be refused by the server, after logging "Suspending flow run" a second time).
 The Prefect UI shows the form for ``ApprovalInput`` on the paused run's page, under a
 description that points to the reviewer's artifact (``flows.holds``).
 
@@ -13,10 +15,13 @@ own ``Expired`` state; a pause that lapsed on the server could only fail the run
 
 from __future__ import annotations
 
+from prefect.client.orchestration import get_client
 from prefect.context import FlowRunContext
 from prefect.exceptions import FlowPauseTimeout
 from prefect.flow_runs import pause_flow_run, suspend_flow_run
 from prefect.input import RunInput
+from prefect.input.run_input import keyset_from_paused_state
+from prefect.states import Suspended
 from pydantic import Field
 
 __all__ = ["APPROVAL_KEY", "RESUME_GRACE_SECONDS", "ApprovalInput", "already_waited", "wait_for_approval"]
@@ -51,6 +56,15 @@ def already_waited() -> bool:
     return APPROVAL_KEY in (context.flow_run.empirical_policy.pause_keys or set())
 
 
+def resumed_with() -> ApprovalInput:
+    """The decision a resumed run was given: the Resume input saved under its pause key."""
+    context = FlowRunContext.get()
+    assert context is not None and context.flow_run is not None  # a resumed run is a flow run
+    keyset = keyset_from_paused_state(Suspended(pause_key=APPROVAL_KEY))
+    with get_client(sync_client=True) as client:
+        return ApprovalInput.model_validate_json(client.read_flow_run_input(context.flow_run.id, keyset["response"]))
+
+
 def wait_for_approval(timeout_seconds: int, poll_seconds: int, description: str = "") -> ApprovalInput | None:
     """The person's decision, or None when nobody decided within ``timeout_seconds``.
 
@@ -59,6 +73,8 @@ def wait_for_approval(timeout_seconds: int, poll_seconds: int, description: str 
     form = ApprovalInput.with_initial_data(description=description) if description else ApprovalInput
     try:
         if started_from_deployment():
+            if already_waited():
+                return resumed_with()
             timeout = timeout_seconds + RESUME_GRACE_SECONDS
             return suspend_flow_run(wait_for_input=form, timeout=timeout, key=APPROVAL_KEY)
         return pause_flow_run(

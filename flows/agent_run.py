@@ -7,9 +7,10 @@ tool's determinism, and a side-effecting one passes the gate first.
 
 A held call does not pause the run: the run ends (``Completed``, named *Held*) with the
 held calls and the run's messages as its result, holding no worker while a person decides
-(``colony approvals approve|reject``, HTTP, MCP). A later run with ``resume_from`` set to
-that run's id reads the kernel's decisions and carries on: an approved call runs once and
-is recorded, a rejected one reaches the model as the reviewer's answer.
+(``colony approvals approve|reject``, HTTP, MCP; the run's log names each held call). A
+later run with ``resume_from`` set to that run's id reads the kernel's decisions and carries
+on: an approved call runs once and is recorded, a rejected one reaches the model as the
+reviewer's answer.
 """
 
 from __future__ import annotations
@@ -21,6 +22,7 @@ from uuid import UUID
 from prefect import flow
 from prefect.client.orchestration import get_client
 from prefect.context import FlowRunContext
+from prefect.logging import get_run_logger
 from prefect.states import State
 from prefect.utilities.asyncutils import run_coro_as_sync
 from pydantic_ai import DeferredToolRequests
@@ -43,6 +45,7 @@ from colony.errors import AgentSpecError
 from flows._heartbeat import beating
 from flows._report import as_json, finish, publish
 from flows._runtime import flow_runtime
+from flows.holds import waiting_line
 from flows.results import AgentRunSummary
 
 __all__ = ["RESULT_ARTIFACT", "AgentRunSummary", "agent_run", "run_agent"]
@@ -117,10 +120,12 @@ def _held(flow_run_id: UUID, agent: Agent) -> HeldRun:
 
 
 def _attach(agent: Agent, held: HeldRun) -> None:
-    """Name this run on each approval request it waits on, so a reviewer sees which run to resume."""
+    """Name this run on each approval request it waits on, and say in its log how each is decided and resumed."""
     context = FlowRunContext.get()
     if context is None or context.flow_run is None:
         return
     kernel = agent.runtime.kernels.get()
+    logger = get_run_logger(context)
+    then = f", then run agent-run again with resume_from={context.flow_run.id}"
     for approval_id in held.approval_ids:
-        kernel.attach_flow_run(approval_id, str(context.flow_run.id))
+        logger.info(waiting_line(kernel.attach_flow_run(approval_id, str(context.flow_run.id)), then))

@@ -1,11 +1,12 @@
 """Held runs on the Prefect side: what a reviewer sees, how a run is linked to its approval, how it is resumed.
 
-A gated-action run the gate held publishes a reviewer's artifact (``approval-<id>``), tags
-itself ``colony-approval`` and ``approval:<id>``, and notes its id on the kernel's request
-(``attach_flow_run``) before it pauses or suspends. The decision may then come from
-anywhere: a Resume in the Prefect UI (the run itself puts it in the kernel), or the CLI,
-HTTP or MCP (the kernel holds it and the run is resumed with it: at once by ``colony
-approvals``, else by the tick's :func:`settle_held_runs`). The tick also expires a request
+A gated-action run the gate held publishes a reviewer's artifact (``approval-<id>``), says in
+its log why it waits and how to decide (``waiting_line``), tags itself ``colony-approval``
+and ``approval:<id>``, and notes its id on the kernel's request (``attach_flow_run``) before
+it pauses or suspends. The decision may then come from anywhere: a Resume in the Prefect UI
+(the run itself puts it in the kernel), or the CLI, HTTP or MCP (the kernel holds it and the
+run is resumed with it: at once by ``colony approvals``, else by the tick's
+:func:`settle_held_runs`). The tick also expires a request
 whose run stopped waiting, and resumes an expired request's run so that it ends in its own
 ``Expired`` state; a run whose pause already lapsed on the server (it can no longer be
 resumed) is set ``Failed`` with the recorded refusal as its message.
@@ -27,6 +28,7 @@ from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.client.schemas.responses import SetStateStatus
 from prefect.context import FlowRunContext
 from prefect.exceptions import ObjectNotFound
+from prefect.logging import get_run_logger
 from prefect.settings import PREFECT_UI_URL
 from prefect.states import Failed
 
@@ -46,12 +48,14 @@ __all__ = [
     "resume_input",
     "resume_run",
     "settle_held_runs",
+    "waiting_line",
 ]
 
 APPROVAL_TAG = "colony-approval"
 DEFAULT_GATEWAY = "http://127.0.0.1:8787"
 SWEEP_LIMIT = 200
 NOT_WAITING = "no longer waiting (resumed or ended already)"
+RESUME_IN_UI = ", or Resume on this run in the Prefect UI"
 
 
 def approval_tag(approval_id: str) -> str:
@@ -111,13 +115,30 @@ def review_markdown(approval: Approval, held: HeldCall, gateway_url: str) -> str
     )
 
 
+def _gateway_url() -> str:
+    """Where a reviewer reaches the gateway's approval routes."""
+    return os.environ.get("COLONY_GATEWAY_URL", DEFAULT_GATEWAY)
+
+
+def waiting_line(approval: Approval, then: str = RESUME_IN_UI) -> str:
+    """One log line: which call waits on which approval, and how to decide it (``then``: the way on from here)."""
+    decide = approval.approval_id
+    line = (
+        f"Waiting for a person to decide approval {decide}: {approval.tool}.{approval.action} on target "
+        f"{approval.target} for {approval.agent_id} (gate score {approval.gate_score:.3f}: {approval.reason}); "
+        f"expires {_when(approval.expires_at)}. Decide with `colony approvals approve|reject {decide}` "
+        f"or POST {_gateway_url()}/v1/approvals/{decide}/approve|reject{then}."
+    )
+    return " ".join(line.split())  # one line, whatever the reason or target holds
+
+
 def present_hold(kernel: ColonyKernel, approval: Approval, held: HeldCall) -> str:
-    """Publish the reviewer's artifact and link the current run to ``approval``; the Resume form's description."""
-    gateway_url = os.environ.get("COLONY_GATEWAY_URL", DEFAULT_GATEWAY)
+    """Publish the reviewer's artifact, log why the run waits, link it to ``approval``; the Resume form's text."""
     artifact = artifact_key(approval.approval_id)
-    publish(artifact, review_markdown(approval, held, gateway_url), f"held: {held.tool}.{held.action}")
+    publish(artifact, review_markdown(approval, held, _gateway_url()), f"held: {held.tool}.{held.action}")
     context = FlowRunContext.get()
     if context is not None and context.flow_run is not None:
+        get_run_logger(context).info(waiting_line(approval))
         run = context.flow_run
         with get_client(sync_client=True) as client:
             tags = sorted({*run.tags, APPROVAL_TAG, approval_tag(approval.approval_id)})

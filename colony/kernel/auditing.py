@@ -15,6 +15,7 @@ from typing import Any
 
 from colony.errors import KernelInputError
 from colony.kernel.audit import BATCH, AuditCheck, AuditEntry, AuditLog, AuditRecord, to_entry
+from colony.kernel.audit_query import AuditQuery
 from colony.kernel.checks import check_name, check_text
 from colony.kernel.gate import GateOutcome
 from colony.kernel.models import ProposeActionRequest
@@ -80,7 +81,7 @@ def refusal_record(who: str, on_behalf: str | None, what: str, status: int, erro
 
 
 class AuditOperations:
-    """Record refusals, export and verify the audit log (needs the kernel's store and clock)."""
+    """Record refusals, export, list and verify the audit log (needs the kernel's store and clock)."""
 
     store: Store
     clock: Callable[[], float]
@@ -109,6 +110,34 @@ class AuditOperations:
             if len(rows) < BATCH:
                 return
             after = rows[-1]["seq"]
+
+    def audit_list(
+        self,
+        *,
+        who: str | None = None,
+        on_behalf: str | None = None,
+        event: str | None = None,
+        verdict: str | None = None,
+        tool: str | None = None,
+        since_at: float | None = None,
+        until_at: float | None = None,
+        limit: int = 50,
+    ) -> list[AuditEntry]:
+        """Up to ``limit`` (at most 1000) entries matching every filter given, newest first.
+
+        ``since_at`` and ``until_at`` are Unix times, both included. One read transaction per
+        page of candidates, as for an export.
+        """
+        query = AuditQuery(who, on_behalf, event, verdict, tool, since_at, until_at, limit).checked()
+        found: list[AuditEntry] = []
+        before: int | None = None
+        while len(found) < limit:
+            rows = self.store.run(partial(query.page, before_seq=before), write=False)
+            found += [to_entry(row) for row in rows if query.matches(row)]
+            if len(rows) < BATCH:
+                break
+            before = rows[-1]["seq"]
+        return found[:limit]
 
     def verify_audit(self, kept_head: str | None = None) -> AuditCheck:
         """Walk the whole log in one read transaction; ``kept_head``: a head hash kept from an earlier check."""

@@ -17,6 +17,7 @@ from colony.kernel import ColonyKernel
 from flows.agent_run import AgentRunSummary, agent_run, run_agent
 from tests.colony.agents.harness import CASE, Script
 from tests.colony.surfaces.broken_tools import RAISES_AT_IMPORT, REASONS, broken_repo
+from tests.flows.test_gated_action import WAITS, run_log
 
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 MILES = {"value": 7.25, "from_unit": "miles", "to_unit": "km"}  # a value no other flow test converts
@@ -90,6 +91,15 @@ def test_a_held_call_ends_the_run_and_a_later_run_resumes_it_once_approved(tmp_p
     run_id = held.state_details.flow_run_id
     assert kernel.get_approval(approval_id).flow_run_id == str(run_id)
     assert not target.exists()
+    waits = WAITS.format(approval_id)
+    [why] = [
+        log.message
+        for log in run_log(run_id, until=lambda logs: any(waits in log.message for log in logs))
+        if waits in log.message
+    ]
+    assert why.startswith(f"{waits}: ledger_double.write_entry on target ") and why.endswith(
+        f", then run agent-run again with resume_from={run_id}."
+    ), why
     with get_client(sync_client=True) as client:  # the run is over: nothing waits on a worker
         [run] = client.read_flow_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[run_id])))
         assert run.state is not None and run.state.is_final()

@@ -8,8 +8,10 @@ from __future__ import annotations
 import threading
 import time
 import uuid
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+from uuid import UUID
 
 import pytest
 from prefect.client.orchestration import get_client
@@ -19,7 +21,11 @@ from prefect.client.schemas.filters import (
     ArtifactFilterKey,
     FlowRunFilter,
     FlowRunFilterName,
+    LogFilter,
+    LogFilterFlowRunId,
 )
+from prefect.client.schemas.objects import Log
+from prefect.client.schemas.sorting import LogSort
 from prefect.events.filters import EventFilter, EventNameFilter, EventRelatedFilter, EventResourceFilter
 from prefect.flow_runs import resume_flow_run
 from prefect.states import State
@@ -42,6 +48,7 @@ from tests.doubles import CALLS
 pytestmark = pytest.mark.usefixtures("prefect_harness")
 LEDGER = "ledger_double"
 TESTED = {"tests": ["tests/test_ledger.py::test_write"]}
+WAITS = "Waiting for a person to decide approval {}"  # a held run's log line, with the approval's id
 
 
 @pytest.fixture
@@ -131,11 +138,30 @@ def finish(thread: threading.Thread, box: dict[str, Any], name: str) -> GatedAct
     return summary_of(box["state"])
 
 
+def run_log(run_id: UUID, *, until: Callable[[list[Log]], bool], seconds: float = 60) -> list[Log]:
+    """The run's log as the Prefect API holds it, once ``until`` holds (a run's process sends it as it goes)."""
+    deadline = time.monotonic() + seconds
+    with get_client(sync_client=True) as client:
+        while True:
+            logs = client.read_logs(
+                log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[run_id])), sort=LogSort.TIMESTAMP_ASC
+            )
+            if until(logs) or time.monotonic() > deadline:
+                return logs
+            time.sleep(0.5)
+
+
 def test_hold_is_resumed_with_approval_through_the_api(kernel: ColonyKernel, tmp_path: Path) -> None:
     kernel.set_trust("engineer-1", 0.8)
     path = tmp_path / "entry.txt"
     thread, box, flow_run_id = run_until_paused(request(path, evidence={}))  # no tests: the gate holds
     assert not path.exists()
+    [approval] = kernel.list_approvals(agent_id="engineer-1", state="pending")
+    waits = WAITS.format(approval.approval_id)
+    logs = run_log(flow_run_id, until=lambda logs: any(waits in log.message for log in logs))
+    [why] = [log.message for log in logs if waits in log.message]  # an in-process run pauses: no restart
+    assert why.startswith(f"{waits}: {LEDGER}.write_entry on target {approval.target}"), why
+    assert f"colony approvals approve|reject {approval.approval_id}" in why
     resume_flow_run(flow_run_id, run_input={"approve": True, "reviewer": "ops@example.org", "note": "looks right"})
     summary = finish(thread, box, "Executed")
     assert summary.verdict.decision is Decision.EXECUTE and summary.outcome is Outcome.EXECUTED  # as approved

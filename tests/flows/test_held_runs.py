@@ -9,6 +9,7 @@ form sends), or from nobody (the tick's sweep, with the kernel's clock moved pas
 
 from __future__ import annotations
 
+import logging
 import subprocess
 import sys
 import time
@@ -29,7 +30,7 @@ from colony.kernel import Approval, ApprovalState, AttestationMode, ColonyKernel
 from flows._events import GATE_REFUSED
 from flows.gated_action import GatedActionSummary, Outcome
 from flows.holds import APPROVAL_TAG, approval_tag, artifact_key, settle_held_runs
-from tests.flows.test_gated_action import events_about
+from tests.flows.test_gated_action import WAITS, events_about, run_log
 from tests.flows.workers import Worker, errors_logged, final, wait_until_suspended
 from tests.services.prefect import PrefectServer
 
@@ -139,6 +140,29 @@ def test_a_held_run_shows_the_reviewer_everything_and_cli_approval_resumes_it(
     assert entry.proposal_id == approval.proposal_id  # attested: the approval's authorization was consumed
     assert entry.human_feedback == 1.0 and f"approved by {CLI_DECIDED}: ok" in entry.actual_outcome
     assert kernel().get_approval(approval.approval_id).executed_at is not None
+
+
+def test_a_held_runs_log_says_once_why_it_waits_and_how_to_decide(worker: Worker, tmp_path: Path) -> None:
+    run_id, approval, _ = hold("held-logged", tmp_path / "logged.txt")
+    waits = WAITS.format(approval.approval_id)
+    logs = run_log(run_id, until=lambda logs: any(waits in log.message for log in logs))
+    [why] = [log for log in logs if waits in log.message]
+    assert why.level == logging.INFO and "\n" not in why.message
+    for shown in (
+        "ledger_double.write_entry",
+        f"on target {approval.target} for held-logged",
+        f"colony approvals approve|reject {approval.approval_id}",
+        f"/v1/approvals/{approval.approval_id}/approve",
+    ):
+        assert shown in why.message, why.message
+
+    with get_client(sync_client=True) as client:
+        client.resume_flow_run(run_id, run_input={"approve": True, "reviewer": REVIEWER, "note": "logged"})
+    assert final(run_id).name == "Executed"
+    worker.wait_until_idle()  # the resumed run's process has sent its log
+    messages = [log.message for log in run_log(run_id, until=lambda logs: False, seconds=0)]
+    assert sum(waits in message for message in messages) == 1, messages
+    assert sum(message.startswith("Suspending flow run") for message in messages) == 1, messages
 
 
 def test_a_cli_rejection_resumes_the_run_into_its_rejected_end(

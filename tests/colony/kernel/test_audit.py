@@ -17,12 +17,13 @@ from sqlalchemy import text
 
 from colony.errors import ApprovalError, KernelInputError
 from colony.kernel import ColonyKernel, Decision, KernelSettings
-from colony.kernel.audit import AuditRecord, entry_hash
+from colony.kernel.audit import BATCH, AuditRecord, entry_hash
 from colony.kernel.auditing import refusal_record
 from tests.colony.kernel.conftest import FakeClock, good_plan
 from tests.colony.kernel.workers import propose_audited
 
 ESTIMATE = {"llm_calls": 1.0, "runtime_seconds": 1.0}
+CALLS = [("call", ""), ("call", ".to_si"), ("call", "_v2"), ("route", "")]
 
 
 def entries(kernel: ColonyKernel) -> list[tuple[str, str, str, str]]:
@@ -109,6 +110,57 @@ def test_refusals_are_appended_with_a_count(any_kernel: ColonyKernel) -> None:
     with pytest.raises(KernelInputError, match="on_behalf"):
         kernel.record_refusals([AuditRecord("refused", "a", "", "what", "forbidden")])
     assert kernel.verify_audit().count == 2
+
+
+def test_a_listing_reads_newest_first_through_pages_and_keeps_only_what_every_filter_names(
+    any_kernel: ColonyKernel, clock: FakeClock
+) -> None:
+    kernel = any_kernel
+    mixed_log(kernel)
+    refused = [refusal_record("beta", None, f"{verb} unit_convert{tail}", 403, "no") for verb, tail in CALLS]
+    kernel.record_refusals(refused)
+    clock.advance(60)
+    # Two pages and more of newer entries naming the tool only inside other values: read through, not listed.
+    inside = {"context": {"tool": "unit_convert"}}
+    noise = [refusal_record("gamma", None, "call other", 429, 'no "tool":"unit_convert"', **inside)] * (2 * BATCH)
+    kernel.record_refusals([*noise, refusal_record("delta", None, "call unitXconvert", 403, "no", tool="unitXconvert")])
+    log = list(kernel.audit_entries())
+    assert [e.seq for e in kernel.audit_list()] == [e.seq for e in reversed(log)][:50]
+
+    # Named by a refused call's what, or a decision's detail; not inside another value, as a prefix or a pattern.
+    assert [e.what for e in kernel.audit_list(tool="unit_convert")] == [
+        "route unit_convert",
+        "call unit_convert.to_si",
+        "call unit_convert",
+    ]
+    assert [e.seq for e in kernel.audit_list(tool="pkg.parser")] == [9, 8, 7, 6]
+    held = kernel.audit_list(who="ops", event="propose", verdict="hold")
+    assert [e.seq for e in held] == [5, 4, 3]
+    assert [e.event for e in kernel.audit_list(on_behalf="engineer-1", limit=3)] == ["expire", "reject", "claim"]
+    assert [e.seq for e in kernel.audit_list(until_at=clock.now - 60, limit=4)] == [13, 12, 11, 10]
+    assert {e.who for e in kernel.audit_list(since_at=clock.now, limit=1000)} == {"gamma", "delta"}
+    assert kernel.audit_list(verdict="403") == []
+
+
+@pytest.mark.parametrize(
+    ("filters", "field"),
+    [
+        ({"event": "proposed"}, "event"),
+        ({"verdict": "allowed"}, "verdict"),
+        ({"who": ""}, "who"),
+        ({"tool": "a\x00b"}, "tool"),
+        ({"since_at": 2.0, "until_at": 1.0}, "since"),
+        ({"until_at": float("nan")}, "until_at"),
+        ({"limit": 0}, "limit"),
+        ({"limit": 1001}, "limit"),
+    ],
+)
+def test_a_listing_names_the_filter_that_cannot_match(
+    kernel: ColonyKernel, filters: dict[str, object], field: str
+) -> None:
+    with pytest.raises(KernelInputError) as raised:
+        kernel.audit_list(**filters)  # type: ignore[arg-type]
+    assert raised.value.fields == [field]
 
 
 def test_export_reads_from_a_seq_or_a_time(kernel: ColonyKernel, clock: FakeClock) -> None:
