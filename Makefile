@@ -25,7 +25,7 @@ lint: install
 	$(BIN)/lint-imports
 
 test: install services lint
-	$(BIN)/pytest
+	$(BIN)/pytest --cov
 
 bench: install
 	$(BIN)/python -m bench

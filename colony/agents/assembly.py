@@ -98,12 +98,6 @@ class Agent:
             raise AgentSpecError(f"agent {self.name!r}: tool_overrides give two actions the name(s) {clashes}")
         return menu
 
-    def get_action_descriptions(
-        self, include_tags: Iterable[str] | None = None, exclude_tags: Iterable[str] | None = None
-    ) -> list[ActionDescription]:
-        """The menu, filtered by tags (the dispatcher's name for it)."""
-        return self.menu(include_tags, exclude_tags)
-
     def lookup(self, menu_name: str) -> tuple[AgentCapability, ActionDescription]:
         """The capability and menu entry the model means by ``menu_name``."""
         entry = self._by_name.get(menu_name)

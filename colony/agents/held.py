@@ -8,17 +8,16 @@ Resuming reads the kernel's decisions (``running.decisions``), never the file's.
 
 from __future__ import annotations
 
-import json
 import re
 import uuid
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 from pydantic_ai import DeferredToolRequests
 from pydantic_ai.messages import ModelMessage, ModelMessagesTypeAdapter
 
-from colony.errors import AgentSpecError
+from colony.errors import AgentSpecError, field_errors, summarize
 
 __all__ = ["HeldRun"]
 
@@ -91,8 +90,10 @@ class HeldRun(BaseModel):
             raise AgentSpecError(f"{run_id!r} is not a held run's id (32 hex digits)")
         path = directory / f"{run_id}.json"
         try:
-            return cls.model_validate(json.loads(path.read_text(encoding="utf-8")))
+            return cls.model_validate_json(path.read_text(encoding="utf-8"))
         except FileNotFoundError:
             raise AgentSpecError(f"no held run {run_id} in {directory}") from None
-        except (OSError, ValueError) as error:
+        except OSError as error:
             raise AgentSpecError(f"{path}: cannot read the held run: {error}") from None
+        except ValidationError as error:
+            raise AgentSpecError(f"{path}: not a held run: {summarize(field_errors(error))}") from None

@@ -7,6 +7,7 @@ from typing import Any
 
 import pytest
 from pydantic_ai import DeferredToolRequests
+from pydantic_ai.messages import ToolCallPart
 from typer.testing import CliRunner
 
 from colony.agents import decisions, run
@@ -141,3 +142,24 @@ async def test_a_governed_call_without_its_case_is_steered_to_give_one(
     (_, steer), (_, answer) = script.returns()
     assert "rationale" in steer
     assert answer == {"path": str(path)}
+
+
+async def test_a_held_call_naming_no_approval_request_cannot_be_decided(make_agent: Any) -> None:
+    call = ToolCallPart("write_entry", {"path": "x", "text": "y"}, tool_call_id="call-1")
+    with pytest.raises(ApprovalError, match=r"held call 'write_entry' \(call-1\) names no approval request"):
+        await decisions(make_agent(), DeferredToolRequests(approvals=[call]))
+
+
+async def test_a_tool_that_fails_reaches_the_model_as_the_failure_and_the_run_goes_on(
+    make_agent: Any, kernel: ColonyKernel, tmp_path: Path
+) -> None:
+    kernel.set_trust("clerk-1", 0.8)
+    path = tmp_path / "report.txt"
+    failing = ("write_entry", {"path": str(path), "text": "x", "fail": True, **CASE})
+    script = Script([[failing], "The disk is gone; nothing was written."])
+    result = await run(make_agent(), "write it", model=script.model)
+    assert result.output == "The disk is gone; nothing was written."
+    [part] = [p for m in script.seen for p in getattr(m, "parts", []) if p.part_kind == "tool-return"]
+    assert part.outcome == "failed"
+    assert part.content.startswith("ledger_double.write_entry failed: ") and "disk went away" in part.content
+    assert not path.exists()

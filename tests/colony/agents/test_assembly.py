@@ -3,10 +3,30 @@ import json
 
 import pytest
 
+from colony import LocalToolCapability, ToolSpec, action_executor
 from colony.agents import AgentSpec, assemble, load_agent_spec
-from colony.errors import AgentSpecError, ToolUnavailableError, UnknownToolError
+from colony.errors import AgentSpecError, ColonyError, ToolUnavailableError, UnknownToolError
 from colony.runtime import Catalog, Runtime
 from tests.colony.surfaces.broken_tools import MISSING_CLASS, RAISES_AT_IMPORT, REASONS, broken_repo
+
+
+class StuckTool(LocalToolCapability):
+    """Answers, but cannot be shut down (a container that will not stop)."""
+
+    spec = ToolSpec(name="stuck_tool", capabilities=("answer",))
+
+    @action_executor
+    def answer(self) -> dict[str, bool]:
+        """Answer.
+
+        Returns:
+            {"ok": true}.
+        """
+        return {"ok": True}
+
+    async def shutdown(self) -> None:
+        """Fail, as a stuck container does."""
+        raise RuntimeError("container will not stop")
 
 
 def spec(**overrides):
@@ -81,6 +101,24 @@ def test_override_of_a_tool_the_agent_lacks_is_an_error():
 def test_override_creating_a_name_clash_is_an_error_when_assembled():
     with pytest.raises(AgentSpecError, match="two actions the name"):
         assemble(spec(tool_overrides={"tool:unit_convert": {"name": "check_preconditions"}}))
+
+
+def test_mounting_a_tool_twice_is_an_error():
+    twice = r"agent 'engineer-1' mounts a capability twice: \['tool:unit_convert', 'tool:unit_convert'\]"
+    with pytest.raises(AgentSpecError, match=twice):
+        assemble(spec(capabilities=("unit_convert", "unit_convert")))
+
+
+def test_a_tool_that_fails_to_shut_down_is_an_error_naming_the_agent_and_the_tool(tmp_path):
+    registry = tmp_path / ".colony" / "tool-registry.json"
+    registry.parent.mkdir()
+    entry = {"name": "stuck_tool", "capability": "answer", "capability_fqn": f"{__name__}.StuckTool"}
+    registry.write_text(json.dumps({"version": 1, "tools": [entry]}))
+    agent = assemble(spec(capabilities=("stuck_tool",)), Runtime(Catalog(registry)))
+    assert asyncio.run(agent.call("answer")) == {"ok": True}  # the runtime now holds an instance
+    failed = r"agent 'engineer-1': 1 tool shutdown\(s\) failed: stuck_tool: RuntimeError: container will not stop"
+    with pytest.raises(ColonyError, match=failed):
+        asyncio.run(agent.shutdown())
 
 
 def test_unknown_capability_and_unknown_action():

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 from typing import Any
 
 import pytest
+from pydantic_ai.models.openai import OpenAIChatModel, OpenAIResponsesModel
 
 from colony.agents import resolve_model, run
 from colony.errors import AgentModelError, AgentSpecError, MissingSecretError
@@ -45,6 +47,27 @@ def test_an_unknown_provider_is_an_agent_spec_error(make_agent: Any, monkeypatch
     monkeypatch.delenv("COLONY_MODEL", raising=False)
     with pytest.raises(AgentSpecError, match="model 'nosuch:thing'"):
         resolve_model(make_agent(model="nosuch:thing"))
+
+
+def test_a_provider_whose_package_is_missing_is_an_agent_spec_error_naming_the_extra(
+    make_agent: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    assert importlib.util.find_spec("groq") is None, "this test needs a provider whose package is not installed"
+    monkeypatch.delenv("COLONY_MODEL", raising=False)
+    needs = r"model 'groq:llama-3.3-70b' needs its provider's package .*pydantic-ai-slim"
+    with pytest.raises(AgentSpecError, match=needs):
+        resolve_model(make_agent(model="groq:llama-3.3-70b"))
+
+
+def test_a_base_url_turns_openai_into_chat_completions_but_keeps_an_explicit_api(
+    make_agent: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("COLONY_MODEL", raising=False)
+    endpoint = {"model_base_url": "http://127.0.0.1:9/v1"}
+    assert isinstance(resolve_model(make_agent(model="openai:local-model", **endpoint)), OpenAIChatModel)
+    responses = resolve_model(make_agent(model="openai-responses:local-model", **endpoint))
+    assert isinstance(responses, OpenAIResponsesModel)
+    assert responses.base_url == "http://127.0.0.1:9/v1/"
 
 
 def test_an_overriding_model_needs_only_its_own_credentials(make_agent: Any, monkeypatch: pytest.MonkeyPatch) -> None:
