@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -35,10 +36,22 @@ def spec_file(tmp_path: Path, name: str = "clerk-1") -> str:
     return str(path)
 
 
-def task_runs(flow_run_id: UUID) -> list[tuple[str, str]]:
+def task_runs(flow_run_id: UUID, prefixes: tuple[str, ...], count: int) -> list[tuple[str, str]]:
+    """The run's task runs named with ``prefixes``, once ``count`` of them are recorded and final.
+
+    The server records task runs from the events their engine sends, after the flow run returns.
+    """
+    deadline = time.monotonic() + 30
     with get_client(sync_client=True) as client:
-        runs = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])))
-    return sorted((run.name.rsplit("-", 1)[0], run.state.name if run.state else "") for run in runs)
+        while True:
+            runs = client.read_task_runs(flow_run_filter=FlowRunFilter(id=FlowRunFilterId(any_=[flow_run_id])))
+            mine = [run for run in runs if run.name.startswith(prefixes)]
+            if len(mine) >= count and all(run.state is not None and run.state.is_final() for run in mine):
+                break
+            if time.monotonic() > deadline:
+                break
+            time.sleep(0.2)
+    return sorted((run.name.rsplit("-", 1)[0], run.state.name if run.state else "") for run in mine)
 
 
 def test_each_tool_call_is_a_task_run_and_a_repeated_deterministic_call_is_a_cache_hit(tmp_path: Path) -> None:
@@ -53,7 +66,7 @@ def test_each_tool_call_is_a_task_run_and_a_repeated_deterministic_call_is_a_cac
     assert state.is_completed() and state.name == "Completed"
     summary = state.result()
     assert (summary.held, summary.output, summary.tool_calls) == (False, "11.67 km; the address is redacted.", 3)
-    tools = [run for run in task_runs(state.state_details.flow_run_id) if run[0].startswith(("unit_convert", "pii"))]
+    tools = task_runs(state.state_details.flow_run_id, ("unit_convert", "pii"), 3)
     assert tools == [
         ("pii_redact.redact_pii", "Completed"),
         ("unit_convert.convert_units", "Cached"),
@@ -110,7 +123,7 @@ def test_a_held_call_ends_the_run_and_a_later_run_resumes_it_once_approved(tmp_p
     assert target.read_text() == "figures"
     [consequence] = kernel.consequence_log("clerk-1")
     assert consequence.proposal_id == kernel.get_approval(approval_id).proposal_id
-    tools = [run for run in task_runs(resumed.state_details.flow_run_id) if run[0].startswith("ledger")]
+    tools = task_runs(resumed.state_details.flow_run_id, ("ledger",), 1)
     assert tools == [("ledger_double.write_entry", "Completed")]
     kernel.close()
 

@@ -30,14 +30,13 @@ from prefect.client.schemas.objects import FlowRun
 from prefect.deployments import run_deployment
 from prefect.filesystems import LocalFileSystem
 from prefect.flow_runs import resume_flow_run
-from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.states import State
 
 from colony.kernel import ColonyKernel, KernelSettings
 from flows.gated_action import GatedActionSummary, Outcome
 from flows.tool_call import ToolCallResult
 from tests.services.postgres import create_database
-from tests.services.prefect import PrefectServer, running_prefect_server
+from tests.services.prefect import PrefectServer, prefect_api, running_prefect_server
 
 pytestmark = [pytest.mark.postgres, pytest.mark.prefect_server]
 REPO = Path(__file__).resolve().parents[2]
@@ -185,7 +184,7 @@ def colony(postgres_server: str, tmp_path: Path) -> Iterator[tuple[PrefectServer
             COLONY_RESULT_STORAGE=RESULTS_BLOCK,
             PREFECT_WORKER_QUERY_SECONDS="2",
         )
-        with temporary_settings({PREFECT_API_URL: server.api_url}):
+        with prefect_api(server.api_url):
             LocalFileSystem(basepath=str(tmp_path / "shared-results")).save("colony-results", overwrite=True)
             deployed = subprocess.run(
                 [str(BIN / "colony"), "deploy"], cwd=REPO, env=env, capture_output=True, text=True, timeout=600

@@ -12,10 +12,9 @@ import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName, LogFilter, LogFilterFlowRunId
 from prefect.client.schemas.objects import FlowRun
-from prefect.settings import PREFECT_API_URL, temporary_settings
 
 from flows.deployments import FLOW_RUN_ENV
-from tests.services.prefect import PrefectServer
+from tests.services.prefect import PrefectServer, prefect_api
 
 pytestmark = pytest.mark.prefect_server
 
@@ -60,14 +59,14 @@ def run_with_dead_console(server: PrefectServer, tmp_path: Path, env: dict[str, 
         )
     finally:
         os.close(writer)
-    with temporary_settings({PREFECT_API_URL: server.api_url}), get_client(sync_client=True) as client:
+    with prefect_api(server.api_url), get_client(sync_client=True) as client:
         [flow_run] = client.read_flow_runs(flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=[name])))
     return flow_run
 
 
 def test_a_flow_run_outlives_its_console_and_keeps_logging(prefect_server: PrefectServer, tmp_path: Path) -> None:
     flow_run = run_with_dead_console(prefect_server, tmp_path, FLOW_RUN_ENV)
-    with temporary_settings({PREFECT_API_URL: prefect_server.api_url}), get_client(sync_client=True) as client:
+    with prefect_api(prefect_server.api_url), get_client(sync_client=True) as client:
         logs = client.read_logs(log_filter=LogFilter(flow_run_id=LogFilterFlowRunId(any_=[flow_run.id])))
     state = flow_run.state
     assert state is not None and state.is_completed(), state

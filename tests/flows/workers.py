@@ -22,10 +22,9 @@ import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
 from prefect.flow_runs import wait_for_flow_run
-from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.states import State
 
-from tests.services.prefect import PrefectServer
+from tests.services.prefect import PrefectServer, prefect_api
 
 __all__ = ["Worker", "api", "errors_logged", "final", "group_members", "wait_until_suspended", "workers"]
 
@@ -34,7 +33,7 @@ REPO = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def api(prefect_server: PrefectServer) -> Iterator[PrefectServer]:
-    with temporary_settings({PREFECT_API_URL: prefect_server.api_url}):
+    with prefect_api(prefect_server.api_url):
         yield prefect_server
 
 

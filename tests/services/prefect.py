@@ -19,6 +19,7 @@ from pathlib import Path
 
 import httpx
 import pytest
+from prefect.events.worker import EventsWorker
 from prefect.settings import PREFECT_API_URL, PREFECT_LOCAL_STORAGE_PATH, temporary_settings
 from prefect.testing.utilities import prefect_test_harness
 
@@ -33,6 +34,22 @@ def prefect_harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     storage = tmp_path_factory.mktemp("prefect-storage")
     with temporary_settings({PREFECT_LOCAL_STORAGE_PATH: storage}), prefect_test_harness(server_startup_timeout=60):
         yield str(PREFECT_API_URL.value())
+
+
+@contextmanager
+def prefect_api(api_url: str) -> Iterator[None]:
+    """This process's Prefect client on ``api_url`` for the block, then on the session's API again.
+
+    Prefect keeps one events worker per process for every self-hosted API, bound to the URL
+    current when it started: drained on the way in and out, events sent in the block reach
+    ``api_url`` and later ones the session's API, not a server that has since stopped.
+    """
+    EventsWorker.drain_all(timeout=10, at_exit=False)
+    with temporary_settings({PREFECT_API_URL: api_url}):
+        try:
+            yield
+        finally:
+            EventsWorker.drain_all(timeout=10, at_exit=False)
 
 
 @dataclass(frozen=True)

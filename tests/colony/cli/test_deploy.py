@@ -9,12 +9,11 @@ from pathlib import Path
 
 import pytest
 from prefect.client.orchestration import get_client
-from prefect.settings import PREFECT_API_URL, temporary_settings
 
 from colony.cli.deploy import DEFAULT_WORKER_LIMIT, WORK_POOL
 from colony.cli.zombies import ZOMBIE_AUTOMATION
 from flows.deployments import FLOW_RUN_ENV
-from tests.services.prefect import PrefectServer
+from tests.services.prefect import PrefectServer, prefect_api
 
 pytestmark = pytest.mark.prefect_server
 BIN = Path(sys.executable).parent
@@ -31,7 +30,7 @@ BLOCK = "colony-deploy-test"  # not the default name: other tests' flows on this
 
 @pytest.fixture
 def api(prefect_server: PrefectServer) -> Iterator[PrefectServer]:
-    with temporary_settings({PREFECT_API_URL: prefect_server.api_url}):
+    with prefect_api(prefect_server.api_url):
         yield prefect_server
 
 

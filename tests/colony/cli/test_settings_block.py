@@ -19,13 +19,12 @@ from uuid import uuid4
 
 import httpx
 import pytest
-from prefect.settings import PREFECT_API_URL, temporary_settings
 
 from blocks import ColonyConfig
 from colony.errors import SettingsError
 from colony.settings import ColonySettings
 from tests.services import free_port
-from tests.services.prefect import PrefectServer
+from tests.services.prefect import PrefectServer, prefect_api
 
 pytestmark = pytest.mark.prefect_server
 COLONY = Path(sys.executable).parent / "colony"
@@ -34,7 +33,7 @@ GATEWAY_START_SECONDS = 60
 
 @pytest.fixture
 def api(prefect_server: PrefectServer) -> Iterator[PrefectServer]:
-    with temporary_settings({PREFECT_API_URL: prefect_server.api_url}):
+    with prefect_api(prefect_server.api_url):
         yield prefect_server
 
 

@@ -19,13 +19,12 @@ from prefect.client.schemas.actions import WorkPoolCreate
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterFlowRunId
 from prefect.deployments import run_deployment
 from prefect.flow_runs import resume_flow_run
-from prefect.settings import PREFECT_API_URL, temporary_settings
 from prefect.states import State
 
 from colony.cli.zombies import ZOMBIE_AUTOMATION
 from colony.kernel import ColonyKernel, KernelSettings
 from tests.services import free_port
-from tests.services.prefect import PrefectServer
+from tests.services.prefect import PrefectServer, prefect_api
 
 pytestmark = pytest.mark.prefect_server
 REPO = Path(__file__).resolve().parents[3]
@@ -42,7 +41,7 @@ DEPLOYMENTS = [
 
 @pytest.fixture
 def api(prefect_server: PrefectServer) -> Iterator[PrefectServer]:
-    with temporary_settings({PREFECT_API_URL: prefect_server.api_url}):
+    with prefect_api(prefect_server.api_url):
         yield prefect_server
 
 

@@ -15,7 +15,6 @@ from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
 from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.events.actions import ChangeFlowRunState
 from prefect.events.filters import EventFilter, EventNameFilter, EventRelatedFilter, EventResourceFilter
-from prefect.settings import PREFECT_API_URL, temporary_settings
 from pydantic import ValidationError
 
 from colony.cli.zombies import (
@@ -28,7 +27,7 @@ from colony.cli.zombies import (
 )
 from flows._heartbeat import HEARTBEAT_EVENT, HEARTBEAT_SECONDS
 from flows.deployments import FLOW_RUN_ENV
-from tests.services.prefect import PrefectServer
+from tests.services.prefect import PrefectServer, prefect_api
 
 pytestmark = pytest.mark.prefect_server
 
@@ -54,7 +53,7 @@ with tags("colony"):
 
 @pytest.fixture
 def api(prefect_server: PrefectServer) -> Iterator[PrefectServer]:
-    with temporary_settings({PREFECT_API_URL: prefect_server.api_url}):
+    with prefect_api(prefect_server.api_url):
         yield prefect_server
 
 
