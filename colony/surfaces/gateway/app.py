@@ -201,8 +201,16 @@ def create_app(
 
     @app.get("/health", tags=["gateway"])
     async def health() -> dict[str, Any]:
-        """Whether this node is up, what it is called and how many tools it serves."""
-        return {"status": "ok", "node": settings.node, "tools": len(runtime.catalog.tools)}
+        """Whether this node is up, what it is called, how many tools it serves and how many entries failed to load.
+
+        Which entries and why is in ``/v1/catalog`` (authenticated): a probe only needs to see the count.
+        """
+        return {
+            "status": "ok",
+            "node": settings.node,
+            "tools": len(runtime.catalog.tools),
+            "unavailable": len(runtime.catalog.unavailable),
+        }
 
     @app.get("/v1/catalog", tags=["tools"])
     async def catalog(
