@@ -14,8 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-#: The seed documents: COLONY_SEEDS_DIR, else ../shared/seeds beside the repository.
-SEEDS = Path(os.environ.get("COLONY_SEEDS_DIR") or ROOT.parent / "shared" / "seeds")
+#: The seed documents: COLONY_SEEDS_DIR, else the copies kept with the tests (tests/seeds).
+SEEDS = Path(os.environ.get("COLONY_SEEDS_DIR") or ROOT / "tests" / "seeds")
 
 
 @dataclass(frozen=True)
