@@ -29,6 +29,7 @@ from colony.kernel import (
     ProposeActionRequest,
     PruningReport,
     RecordOutcomeRequest,
+    Reporter,
 )
 from tasks.policy import retry_condition_for
 from tasks.storage import RESULT_SERIALIZER, result_storage
@@ -103,10 +104,17 @@ def authorize(
 
 @task(name="colony.record", tags={"colony", "kernel"}, cache_policy=NO_CACHE, **_RETRY)
 def record(
-    request: RecordOutcomeRequest, authorization: str | None = None, settings: KernelSettings | None = None
+    request: RecordOutcomeRequest,
+    authorization: str | None = None,
+    settings: KernelSettings | None = None,
+    reported_by: Reporter = Reporter.AGENT,
 ) -> OutcomeRecord:
-    """Record what an action did, attested by the EXECUTE verdict's authorization when given."""
-    return kernel_for(settings).record_outcome(request, authorization=authorization)
+    """Record what an action did, attested by the EXECUTE verdict's authorization when given.
+
+    A flow in an agent's code reports on its own work: by default the agent's word, kept but
+    raising no trust. Code that runs the action itself, or a person's review, says so.
+    """
+    return kernel_for(settings).record_outcome(request, authorization=authorization, reported_by=reported_by)
 
 
 @task(name="colony.tick", tags={"colony", "kernel"}, cache_policy=NO_CACHE, **_RETRY)

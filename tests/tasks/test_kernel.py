@@ -18,7 +18,7 @@ def test_propose_record_and_tick_run_as_tasks() -> None:
     kernel_for(settings).set_trust("eng", 0.8)
 
     @flow
-    def lifecycle() -> tuple[Decision, bool, int]:
+    def lifecycle() -> tuple[Decision, bool, float, int]:
         proposal = ProposeActionRequest(
             agent_id="eng",
             action_type="read_config",
@@ -37,9 +37,9 @@ def test_propose_record_and_tick_run_as_tasks() -> None:
             verdict.authorization,
             settings,
         )
-        return verdict.decision, outcome.attested, tick(settings).tick_count
+        return verdict.decision, outcome.attested, outcome.trust_score, tick(settings).tick_count
 
-    assert lifecycle() == (Decision.EXECUTE, True, 1)
+    assert lifecycle() == (Decision.EXECUTE, True, 0.8, 1)  # its own word: kept, raising no trust
 
 
 def test_the_same_settings_share_one_kernel() -> None:
