@@ -12,8 +12,9 @@ $(BIN)/colony: pyproject.toml
 
 install: $(BIN)/colony
 
+# `make up PORT=4300 GATEWAY_PORT=8788` moves the Prefect server and the gateway.
 up: install
-	$(BIN)/colony up
+	$(BIN)/colony up $(if $(PORT),--port $(PORT)) $(if $(GATEWAY_PORT),--gateway-port $(GATEWAY_PORT))
 
 services:
 	bash scripts/services.sh
