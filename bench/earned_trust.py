@@ -13,11 +13,8 @@ rounds. Target: <= 1.5 ms per call.
 from __future__ import annotations
 
 import os
-import statistics
-import tempfile
-from pathlib import Path
 
-from bench.audit import REPO, extract, measure
+from bench.audit import alternating, governance_cost
 
 BASELINE = os.environ.get("COLONY_BENCH_TRUST_BASELINE", "60b3549")
 ROUNDS = 5
@@ -25,18 +22,10 @@ TARGET_MS = 1.5
 
 
 def main() -> None:
-    with tempfile.TemporaryDirectory() as directory:
-        base = extract(BASELINE, Path(directory))
-        now, before = [], []
-        for _ in range(ROUNDS):
-            now.append(measure(REPO))
-            before.append(measure(base))
-
-    def cost(figures: list[dict[str, float]]) -> float:
-        return statistics.median(f["governed"] - f["ungoverned"] for f in figures)
-
+    now, before = alternating(BASELINE, ROUNDS)
+    cost_now, cost_before = governance_cost(now), governance_cost(before)
     print(
         f"governance cost of a side-effecting call (append_note), median of {ROUNDS} alternating rounds: "
-        f"now {cost(now):.3f} ms, before the trust checks ({BASELINE}) {cost(before):.3f} ms "
-        f"({cost(now) - cost(before):+.3f} ms; target <= {TARGET_MS} ms)"
+        f"now {cost_now:.3f} ms, before the trust checks ({BASELINE}) {cost_before:.3f} ms "
+        f"({cost_now - cost_before:+.3f} ms; target <= {TARGET_MS} ms)"
     )

@@ -13,7 +13,6 @@ import asyncio
 import contextlib
 import json
 import socket
-import subprocess
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -25,7 +24,7 @@ import pytest
 from colony.kernel import ColonyKernel, KernelSettings
 from tests.security.conftest import CASE, TOKENS
 from tests.services import free_port
-from tests.services.gateway import start_gateway_process
+from tests.services.gateway import start_gateway_process, stop_gateway_process
 
 MAX_CONNECTIONS = 50
 SHARE = MAX_CONNECTIONS // 10  # the default share of one client address
@@ -71,14 +70,7 @@ def gateway(tmp_path: Path) -> Iterator[Gateway]:
     }
     process = start_gateway_process(env, port)
     yield Gateway(f"http://127.0.0.1:{port}", port, held.approval_id)
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-    if process.stderr:
-        process.stderr.close()
+    stop_gateway_process(process)
 
 
 def trickler(gateway: Gateway, address: str) -> socket.socket:

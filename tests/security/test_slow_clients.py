@@ -19,7 +19,7 @@ import httpx
 import pytest
 
 from tests.services import free_port
-from tests.services.gateway import start_gateway_process
+from tests.services.gateway import start_gateway_process, stop_gateway_process
 
 TIMEOUT_SECONDS = 1
 MAX_HEAD_BYTES = 4096
@@ -64,14 +64,7 @@ def gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Gateway]:
     }
     process = start_gateway_process(env, port)
     yield Gateway(process, port)
-    process.terminate()
-    try:
-        process.wait(timeout=10)
-    except subprocess.TimeoutExpired:
-        process.kill()
-        process.wait()
-    if process.stderr:
-        process.stderr.close()
+    stop_gateway_process(process)
 
 
 def connect(gateway: Gateway, first: bytes) -> socket.socket:

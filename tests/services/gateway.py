@@ -42,6 +42,18 @@ def start_gateway_process(env: dict[str, str], port: int, timeout: float = 30.0)
     pytest.fail(f"colony gateway did not answer /health on port {port} within {timeout:g} s")
 
 
+def stop_gateway_process(process: subprocess.Popen[bytes]) -> None:
+    """Stop a gateway ``start_gateway_process`` started: SIGTERM, then SIGKILL after 10 s."""
+    process.terminate()
+    try:
+        process.wait(timeout=10)
+    except subprocess.TimeoutExpired:
+        process.kill()
+        process.wait()
+    if process.stderr:
+        process.stderr.close()
+
+
 @pytest.fixture(scope="session")
 def start_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StartGateway]:
     """A factory: ``start_gateway(**env)`` runs a gateway with its own COLONY_HOME and returns its URL."""
@@ -55,15 +67,7 @@ def start_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StartGat
 
     yield start
     for process in processes:
-        process.terminate()
-    for process in processes:
-        try:
-            process.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        if process.stderr:
-            process.stderr.close()
+        stop_gateway_process(process)
 
 
 GATEWAY_MAX_BODY_BYTES = 65536
