@@ -42,11 +42,9 @@ from clients.unified_client import UnifiedToolClient
 from colony.capability import action_menu
 from colony.errors import UnknownToolError
 from colony.hpc import HPCLimits, InProcessJobRunner, InputArtifact, PollPolicy, job_name
-from tests.seed_samples import ROOT, SEEDS, Sample, seed_samples, seed_text
+from tests.seed_samples import ROOT, Sample, seed_samples, seed_text
 from tests.services import unavailable
 from tests.services.hpc import HPCStack
-
-pytestmark = pytest.mark.skipif(not SEEDS.is_dir(), reason=f"the seed documents are not at {SEEDS}")
 
 #: Every sample the seeds hold, by seed and first line: a sample found or lost fails the test.
 SAMPLE_IDS = (
