@@ -25,7 +25,8 @@ from pydantic import BaseModel, ConfigDict, Field
 from blocks import load_settings
 from colony.errors import ActionRecordedError, ColonyError, VerificationError
 from colony.kernel import ColonyKernel, GateVerdict, Role
-from colony.runtime import CallOutcome, CallRequest
+from colony.runtime import ApprovalView, CallOutcome, CallRequest
+from colony.runtime.case import BudgetEstimate, CallerTarget, Evidence, Rationale, RollbackPlan
 from flows._approval import ApprovalInput
 from flows._catalog import ToolCall
 from flows._heartbeat import beating
@@ -54,15 +55,11 @@ class GatedActionRequest(BaseModel):
 
     agent_id: str = Field(min_length=1, description="The proposing agent, e.g. 'engineer-1'.")
     call: ToolCall = Field(description="The tool action to run, with its arguments.")
-    target: str | None = Field(
-        default=None, description="What the action affects beyond the tool itself (context for the gate)."
-    )
-    rationale: str = Field(description="Why the action is needed (at least 20 characters).")
-    rollback_plan: str = Field(default="", description="How the action would be undone.")
-    evidence: dict[str, Any] = Field(default_factory=dict, description="Supporting evidence: tests, PRs, logs.")
-    budget_estimate: dict[str, float] | None = Field(
-        default=None, description="Expected usage, e.g. {'llm_calls': 1, 'runtime_seconds': 2}."
-    )
+    target: CallerTarget = None
+    rationale: Rationale
+    rollback_plan: RollbackPlan = ""
+    evidence: Evidence = Field(default_factory=dict)
+    budget_estimate: BudgetEstimate = None
     verify: ToolCall | None = Field(
         default=None, description="A check run after the action; if it fails, the action is rolled back."
     )
@@ -150,8 +147,8 @@ def gated_action(request: GatedActionRequest) -> State[GatedActionSummary]:
 
 
 def _summary(outcome: CallOutcome, kernel: ColonyKernel, agent_id: str) -> GatedActionSummary:
-    record = outcome.record or {}
-    consequence = kernel.consequence(record["consequence_id"]) if record.get("consequence_id") else None
+    record = outcome.record
+    consequence = kernel.consequence(record.consequence_id) if record is not None and record.consequence_id else None
     if consequence is not None:
         before: float | None = consequence.trust_before
     else:  # nothing recorded (a refusal): trust did not move
@@ -159,17 +156,19 @@ def _summary(outcome: CallOutcome, kernel: ColonyKernel, agent_id: str) -> Gated
         before = profile.trust_score if profile else None
     return GatedActionSummary(
         outcome=Outcome(outcome.status.value),
-        verdict=GateVerdict.model_validate({k: v for k, v in (outcome.verdict or {}).items() if k in _VERDICT_KEYS})
-        if outcome.verdict
+        verdict=GateVerdict.model_validate({k: v for k, v in outcome.verdict.to_dict().items() if k in _VERDICT_KEYS})
+        if outcome.verdict is not None
         else None,
-        approval=ApprovalInput(**_approval(outcome.approval)) if (outcome.approval or {}).get("reviewer") else None,
+        approval=ApprovalInput(**_approval(outcome.approval))
+        if outcome.approval is not None and outcome.approval.reviewer
+        else None,
         result=outcome.result,
         error=_error(outcome.error),
         rolled_back=list(outcome.rolled_back),
-        consequence_id=record.get("consequence_id"),
+        consequence_id=record.consequence_id if record is not None else None,
         trust_before=before,
-        trust_after=record.get("trust_score", before),
-        role_after=Role(record["role"]) if record.get("role") else None,
+        trust_after=record.trust_score if record is not None and record.trust_score is not None else before,
+        role_after=Role(record.role) if record is not None and record.role else None,
     )
 
 
@@ -230,12 +229,8 @@ def _trust(value: float | None) -> str:
     return "unknown" if value is None else f"{value:.3f}"
 
 
-def _approval(decision: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "approve": bool(decision.get("approved")),
-        "reviewer": decision["decided_by"],
-        "note": decision.get("note", ""),
-    }
+def _approval(decision: ApprovalView) -> dict[str, Any]:
+    return {"approve": bool(decision.approved), "reviewer": decision.decided_by, "note": decision.note}
 
 
 def _error(error: ColonyError | None) -> dict[str, Any] | None:

@@ -9,14 +9,13 @@ Colony's result storage, so the UI and the deployment's caller read it back) and
 
 from __future__ import annotations
 
-from typing import Any
-
 from prefect import flow
 from prefect.states import State
 from prefect.utilities.asyncutils import run_coro_as_sync
 
 from blocks import load_settings
-from colony.runtime import CallRequest
+from colony.runtime import CallRequest, wire
+from colony.runtime.case import Evidence, Rationale, RollbackPlan
 from flows._catalog import ToolCall
 from flows._heartbeat import beating
 from flows._report import as_json, finish, publish
@@ -33,9 +32,9 @@ RESULT_ARTIFACT = "tool-call-result"
 def tool_call(
     call: ToolCall,
     agent_id: str | None = None,
-    rationale: str | None = None,
-    rollback_plan: str | None = None,
-    evidence: dict[str, Any] | None = None,
+    rationale: Rationale = None,
+    rollback_plan: RollbackPlan = None,
+    evidence: Evidence = None,
 ) -> State[ToolCallResult]:
     """Run one tool action, its result the run's result; bad arguments fail the run with an error naming each field.
 
@@ -65,7 +64,7 @@ def tool_call(
         action=outcome.action,
         result=outcome.result,
         cached=outcome.cached,
-        verdict=outcome.verdict,
+        verdict=wire(outcome.verdict),
     )
     what = f"{result.tool}.{result.action} {result.version}" + (" (cached)" if result.cached else "")
     publish(RESULT_ARTIFACT, f"# {what}\n\n{as_json(result.model_dump(mode='json'))}\n", what)

@@ -35,7 +35,7 @@ from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
 from colony.agents.assembly import Agent
 from colony.capability import ActionDescription
 from colony.errors import ColonyError, ToolInputError
-from colony.runtime import GOVERNANCE_PROPERTIES, CallOutcome, CallStatus
+from colony.runtime import NO_CASE, CallOutcome, CallStatus, split_case, wire
 
 __all__ = ["ColonyToolset", "refusal_text", "steer"]
 
@@ -77,20 +77,19 @@ def input_error_text(error: ToolInputError) -> str:
 
 def refusal_text(outcome: CallOutcome) -> str:
     """A call that did not run, as a plain answer: what was decided, by whom, and what would change it."""
-    verdict = outcome.verdict or {}
-    approval = outcome.approval or {}
+    verdict, approval = outcome.verdict, outcome.approval
     name = f"{outcome.tool}.{outcome.action}"
     if outcome.status is CallStatus.REFUSED:
-        needed = "; ".join(verdict.get("required_evidence") or []) or _STRONGER_CASE
+        needed = "; ".join(verdict.required_evidence if verdict else ()) or _STRONGER_CASE
         lines = [
-            f"NOT RUN: Colony's gate refused {name} (gate score {verdict.get('gate_score')}).",
-            f"Reason: {verdict.get('reason', '')}",
+            f"NOT RUN: Colony's gate refused {name} (gate score {verdict.gate_score if verdict else None}).",
+            f"Reason: {verdict.reason if verdict else ''}",
             f"What would change it: {needed}. Do not retry the same call unchanged.",
         ]
         return "\n".join(lines)
-    reviewer = approval.get("decided_by") or "nobody"
-    note = approval.get("note") or ""
-    state = approval.get("state", outcome.status.value)
+    reviewer = (approval.decided_by if approval else None) or "nobody"
+    note = (approval.note if approval else None) or ""
+    state = approval.state if approval else outcome.status.value
     return (
         f"NOT RUN: {name} was held for a person's approval and is {state} (decided by {reviewer}"
         + (f": {note}" if note else "")
@@ -135,18 +134,15 @@ class ColonyToolset(AbstractToolset[Any]):
         self, name: str, tool_args: dict[str, Any], ctx: RunContext[Any], tool: ToolsetTool[Any]
     ) -> Any:
         """Run the call through the pipeline as the agent and turn its outcome into what the model reads."""
-        arguments = dict(tool_args)
-        case: dict[str, Any] = {}
-        if self._governed[name]:
-            case = {key: arguments.pop(key) for key in GOVERNANCE_PROPERTIES if key in arguments}
         approval_id = (ctx.tool_call_metadata or {}).get("approval_id") if ctx.tool_call_approved else None
         try:
+            arguments, case = split_case(tool_args) if self._governed[name] else (dict(tool_args), NO_CASE)
             outcome = await self.agent.outcome(
                 name,
                 arguments,
-                rationale=_text(case.get("rationale")),
-                rollback_plan=_text(case.get("rollback_plan")),
-                evidence=case.get("evidence") if isinstance(case.get("evidence"), dict) else None,
+                rationale=case.rationale,
+                rollback_plan=case.rollback_plan,
+                evidence=case.evidence,
                 approval_id=approval_id if isinstance(approval_id, str) else None,
             )
         except ToolInputError as error:
@@ -160,24 +156,24 @@ class ColonyToolset(AbstractToolset[Any]):
         if outcome.status is CallStatus.EXECUTED:
             if not outcome.governed:
                 return outcome.result
-            metadata = {"verdict": outcome.verdict, "record": outcome.record, "approval": outcome.approval}
+            metadata = {
+                "verdict": wire(outcome.verdict),
+                "record": wire(outcome.record),
+                "approval": wire(outcome.approval),
+            }
             return ToolReturn(return_value=outcome.result, metadata=metadata)
         if outcome.status is CallStatus.HELD:
-            approval = outcome.approval or {}
+            approval = outcome.approval
             raise ApprovalRequired(
                 metadata={
-                    "approval_id": approval.get("approval_id"),
+                    "approval_id": approval.approval_id if approval else None,
                     "tool": outcome.tool,
                     "action": outcome.action,
-                    "reason": (outcome.verdict or {}).get("reason"),
-                    "expires_at": approval.get("expires_at"),
-                    "resolve": approval.get("resolve"),
+                    "reason": outcome.verdict.to_dict().get("reason") if outcome.verdict else None,
+                    "expires_at": approval.expires_at if approval else None,
+                    "resolve": approval.resolve if approval else None,
                 }
             )
         if outcome.status is CallStatus.FAILED:
             raise ToolFailed(f"{outcome.tool}.{outcome.action} failed: {outcome.error}")
         return refusal_text(outcome)
-
-
-def _text(value: Any) -> str | None:
-    return value if isinstance(value, str) else None

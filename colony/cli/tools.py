@@ -6,7 +6,7 @@ import asyncio
 import json
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.markup import escape
@@ -16,6 +16,9 @@ from colony.catalog import ToolEntry, check_entry, get_entry, load_registry, res
 from colony.cli.output import cli_console
 from colony.docs import render_tools_reference
 from colony.errors import ColonyError
+
+if TYPE_CHECKING:
+    from colony.runtime import CallOutcome
 
 tools_app = typer.Typer(no_args_is_help=True, help="The tool catalog.")
 console = cli_console()
@@ -132,7 +135,7 @@ def call_tool(
     run the same command again with `--approval ID`.
     """
     from colony.cli.settings import serving_settings
-    from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, KernelProvider, Runtime
+    from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, KernelProvider, Runtime, wire
 
     try:
         parsed = json.loads(arguments)
@@ -142,18 +145,19 @@ def call_tool(
         case = json.loads(evidence) if evidence is not None else None
     except json.JSONDecodeError as error:
         raise _fail(f"--evidence is not valid JSON: {error}", as_json) from None
-    if case is not None and not isinstance(case, dict):
-        raise _fail("--evidence must be a JSON object", as_json)
-    request = CallRequest(
-        tool=name,
-        arguments=parsed,
-        action=action,
-        agent_id=agent,
-        rationale=rationale,
-        rollback_plan=rollback_plan,
-        evidence=case,
-        approval_id=approval,
-    )
+    try:  # the case is read as every surface reads it: a bad one is an error naming the option's field
+        request = CallRequest(
+            tool=name,
+            arguments=parsed,
+            action=action,
+            agent_id=agent,
+            rationale=rationale,
+            rollback_plan=rollback_plan,
+            evidence=case,
+            approval_id=approval,
+        )
+    except ColonyError as error:
+        raise _fail(error, as_json) from None
 
     try:
         settings = serving_settings()
@@ -170,14 +174,14 @@ def call_tool(
     try:
         outcome = asyncio.run(run())
         if outcome.status is CallStatus.HELD and outcome.approval:
-            raise _held(outcome.approval, outcome.verdict or {}, as_json)
+            raise _held(outcome.approval.to_dict(), wire(outcome.verdict) or {}, as_json)
         outcome.raise_for_status()
     except ColonyError as error:
         raise _fail(error, as_json) from None
     if as_json:
         document: dict[str, Any] = {"ok": True, "result": outcome.result}
         if outcome.governed:
-            document |= {"verdict": outcome.verdict, "outcome": outcome.record}
+            document |= {"verdict": wire(outcome.verdict), "outcome": wire(outcome.record)}
         typer.echo(json.dumps(document, indent=2))
         return
     if outcome.governed:
@@ -185,12 +189,12 @@ def call_tool(
     typer.echo(json.dumps(outcome.result, indent=2))
 
 
-def _gate_line(outcome: Any) -> str:
+def _gate_line(outcome: CallOutcome) -> str:
     """What the gate decided about a call that ran: an approved hold ran because a person approved it."""
     who = outcome.acting.describe()
-    if outcome.approval and outcome.approval.get("approved"):
-        return f"gate: executed, approved by {outcome.approval.get('decided_by')} for {who}"
-    return f"gate: {outcome.verdict and outcome.verdict.get('decision')} for {who}"
+    if outcome.approval is not None and outcome.approval.approved:
+        return f"gate: executed, approved by {outcome.approval.decided_by} for {who}"
+    return f"gate: {outcome.verdict.decision if outcome.verdict is not None else None} for {who}"
 
 
 def _held(approval: dict[str, Any], verdict: dict[str, Any], as_json: bool) -> typer.Exit:

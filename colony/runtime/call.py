@@ -8,26 +8,11 @@ from enum import StrEnum
 from typing import Any
 
 from colony.errors import ActionNotExecutedError, ColonyError
+from colony.runtime.case import GateCase
 from colony.runtime.principal import Acting
+from colony.runtime.views import ApprovalView, RecordView, VerdictView
 
-__all__ = ["GOVERNANCE_PROPERTIES", "CallOutcome", "CallRequest", "CallStatus"]
-
-#: The case a governed call carries to the gate, as JSON Schema properties: every surface that
-#: serves a governed tool (MCP, the gateway, an agent's toolset) adds these to its input schema.
-GOVERNANCE_PROPERTIES: dict[str, Any] = {
-    "rationale": {
-        "type": "string",
-        "description": "Why this side-effecting call is necessary (shown to the gate; 20+ characters).",
-    },
-    "rollback_plan": {
-        "type": "string",
-        "description": "How to undo the call's effect if it goes wrong (the gate asks for one).",
-    },
-    "evidence": {
-        "type": "object",
-        "description": "Supporting evidence for the gate: test IDs under 'tests', PR URLs, error logs.",
-    },
-}
+__all__ = ["CallOutcome", "CallRequest", "CallStatus"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,6 +48,27 @@ class CallRequest:
     approval_required: bool = False
     approval_id: str | None = None
 
+    def __post_init__(self) -> None:
+        """Read the case as every surface reads it (``GateCase``): ToolInputError naming a field at fault."""
+        case = (self.rationale, self.rollback_plan, self.evidence, self.target, self.budget_estimate)
+        if any(value is not None for value in case):
+            evidence = dict(self.evidence) if isinstance(self.evidence, Mapping) else self.evidence
+            estimate = dict(self.budget_estimate) if isinstance(self.budget_estimate, Mapping) else self.budget_estimate
+            GateCase.read(
+                {
+                    "rationale": self.rationale,
+                    "rollback_plan": self.rollback_plan,
+                    "evidence": evidence,
+                    "target": self.target,
+                    "budget_estimate": estimate,
+                }
+            )
+
+    @classmethod
+    def with_case(cls, tool: str, arguments: Any, case: GateCase, **fields: Any) -> CallRequest:
+        """A call carrying ``case`` (as ``split_case`` or a surface's own model read it)."""
+        return cls(tool, arguments, **fields, **case.model_dump(exclude_unset=True))
+
 
 class CallStatus(StrEnum):
     """How a call ended."""
@@ -89,9 +95,8 @@ class CallOutcome:
         verdict: The gate's verdict, without its authorization token (governed calls).
         record: The recorded outcome (governed calls that reached the record step).
         error: The failure (FAILED only): the tool's own error.
-        approval: A held call's approval request (``approval_id``, ``state``, ``expires_at``,
-            ``reason``, ``required_evidence``, ``reviewer``, ``note``, ``approved``, and while
-            pending ``resolve``: how to approve, reject or resubmit it).
+        approval: A held call's approval request (and while pending, how to approve, reject
+            or resubmit it).
         cached: Whether the result is a cache hit of an earlier identical call (Prefect's executor).
         rolled_back: The rollback actions that ran after a failed check.
     """
@@ -102,12 +107,19 @@ class CallOutcome:
     action: str
     acting: Acting
     result: Any = None
-    verdict: dict[str, Any] | None = None
-    record: dict[str, Any] | None = None
+    verdict: VerdictView | None = None
+    record: RecordView | None = None
     error: ColonyError | None = None
-    approval: dict[str, Any] | None = None
+    approval: ApprovalView | None = None
     cached: bool = False
     rolled_back: tuple[str, ...] = ()
+
+    def __post_init__(self) -> None:
+        """A verdict, record or approval given in its wire form (a JSON object) is read into its view."""
+        for name, view in (("verdict", VerdictView), ("record", RecordView), ("approval", ApprovalView)):
+            value = getattr(self, name)
+            if isinstance(value, Mapping):
+                object.__setattr__(self, name, view.model_validate(value))
 
     @property
     def governed(self) -> bool:
@@ -120,12 +132,13 @@ class CallOutcome:
             return self
         if self.status is CallStatus.FAILED and self.error is not None:
             raise self.error
-        reason = (self.verdict or {}).get("reason", "")
-        pending = self.approval is not None and self.approval.get("state") == "pending"
+        reason = self.verdict.reason if self.verdict is not None else ""
+        approval = self.approval
+        pending = approval is not None and approval.pending
         raise ActionNotExecutedError(
             f"{self.tool}.{self.action} was not run for {self.acting.describe()}: {self.status.value}"
             + (f" ({reason})" if reason else "")
-            + (f"; approval {self.approval['approval_id']} awaits a person" if pending else ""),  # type: ignore[index]
-            verdict={**(self.verdict or {}), "status": self.status.value}
-            | ({"approval": self.approval} if self.approval else {}),
+            + (f"; approval {approval.approval_id} awaits a person" if approval is not None and pending else ""),
+            verdict={**(self.verdict.to_dict() if self.verdict is not None else {}), "status": self.status.value}
+            | ({"approval": approval.to_dict()} if approval is not None else {}),
         )

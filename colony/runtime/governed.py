@@ -10,6 +10,7 @@ from colony.errors import CallTimeoutError, ColonyError
 from colony.runtime.call import CallOutcome, CallRequest, CallStatus
 from colony.runtime.catalog import CatalogTool
 from colony.runtime.principal import Acting
+from colony.runtime.views import ApprovalView, RecordView, VerdictView
 
 __all__ = ["OutcomeDraft", "call_seconds", "failed_as", "outcome_report", "proposal_for", "ran_as"]
 
@@ -65,17 +66,18 @@ def outcome_report(outcome: OutcomeDraft, what: str, passed: bool, runtime_secon
     """The outcome report of a call that ran, failed or timed out, taking ``runtime_seconds`` (as measured)."""
     from colony.kernel import RecordOutcomeRequest
 
-    approved = outcome.approval is not None and outcome.approval.get("approved")
-    if approved:
-        note = outcome.approval.get("note") if outcome.approval else None
-        what += f" (approved by {outcome.approval['decided_by']}{': ' + note if note else ''})"  # type: ignore[index]
+    approval = outcome.approval
+    approved = approval is not None and bool(approval.approved)
+    if approval is not None and approved:
+        note = approval.note
+        what += f" (approved by {approval.decided_by}{': ' + note if note else ''})"
     return RecordOutcomeRequest(
         agent_id=outcome.acting.agent_id,
         action_type=outcome.action,
         target=f"tool:{outcome.tool}",
         actual_outcome=f"{outcome.tool}.{outcome.action} for {outcome.acting.describe()}: {what}",
         tests_passed=passed,
-        human_feedback=(1.0 if approved else -1.0) if outcome.approval is not None else 0.0,
+        human_feedback=(1.0 if approved else -1.0) if approval is not None else 0.0,
         runtime_seconds=runtime_seconds,
     )
 
@@ -87,9 +89,9 @@ class OutcomeDraft:
     tool: str
     action: str
     acting: Acting
-    verdict: dict[str, Any]
-    record: dict[str, Any] | None = None
-    approval: dict[str, Any] | None = None
+    verdict: VerdictView | None
+    record: RecordView | None = None
+    approval: ApprovalView | None = None
     version: str = ""
     rolled_back: tuple[str, ...] = ()
 

@@ -44,6 +44,7 @@ from colony.runtime.held import approval_view, check_resubmission
 from colony.runtime.kernels import KernelProvider
 from colony.runtime.one_hop import Handoff, Phase, run_in_one_hop
 from colony.runtime.principal import Acting
+from colony.runtime.views import RecordView, VerdictView
 
 __all__ = ["GovernanceEvents", "Governor", "HeldCall", "HoldDecision", "HoldStrategy", "Proposer", "Verifier"]
 
@@ -59,7 +60,7 @@ class HeldCall:
     action: str
     acting: Acting
     arguments: dict[str, Any]
-    verdict: dict[str, Any]
+    verdict: VerdictView
 
 
 @dataclass(frozen=True)
@@ -127,7 +128,7 @@ class Governor:
                 expected=f"a string of at least {_MIN_RATIONALE} characters",
             )
         proposal = proposal_for(tool, action, arguments, request, acting)
-        outcome = OutcomeDraft(tool.name, action, acting, {}, version=tool.cls.spec.version)
+        outcome = OutcomeDraft(tool.name, action, acting, None, version=tool.cls.spec.version)
         blocking = self._blocking(tool, action, verify)
         if blocking is not None:  # the gate, the action and the record in one worker thread
             hop = await self._one_hop(tool, blocking, proposal, arguments, outcome)
@@ -136,14 +137,11 @@ class Governor:
             verdict = await self.propose(proposal)
         else:
             verdict = await anyio.to_thread.run_sync(self.kernels.get().propose_action, proposal)
-        shown = {**verdict.seed_dict(), "proposal_id": verdict.proposal_id}
-        if verdict.approval_id is not None:
-            shown["approval_id"] = verdict.approval_id
-        outcome.verdict = shown
+        outcome.verdict = shown = VerdictView.of(verdict)
         if blocking is not None and verdict.decision is Decision.EXECUTE:
             return await self._after_one_hop(tool, hop, outcome)
         if verdict.decision is Decision.REFUSE:
-            self._refused(outcome, shown)
+            self._refused(outcome, shown.to_dict())
             return outcome.finish(CallStatus.REFUSED)
         token = verdict.authorization  # the kernel's own, when it issued one (EXECUTE)
         reviewer = None
@@ -159,7 +157,7 @@ class Governor:
             if approval.state is not ApprovalState.APPROVED:
                 return await self._not_approved(outcome, approval)
             token, reviewer = await self._claim(approval, tool.name, action, arguments, acting)
-            outcome.verdict = approved_verdict(shown, reviewer)
+            outcome.verdict = shown.approved(reviewer)
         assert verdict.proposal_id is not None
         authorization = Authorization._issue(
             proposal_id=verdict.proposal_id,
@@ -187,14 +185,7 @@ class Governor:
         approval_id = request.approval_id
         approval = await self._kernel(lambda kernel: kernel.get_approval(approval_id))
         check_resubmission(approval, tool.name, action, arguments_digest(arguments), acting)
-        shown = {
-            "decision": "hold",
-            "gate_score": approval.gate_score,
-            "reason": approval.reason,
-            "required_evidence": list(approval.required_evidence),
-            "proposal_id": approval.proposal_id,
-            "approval_id": approval.approval_id,
-        }
+        shown = VerdictView.held(approval)
         outcome = OutcomeDraft(tool.name, action, acting, shown, version=tool.cls.spec.version)
         outcome.approval = approval_view(approval)
         if approval.state is ApprovalState.PENDING:
@@ -202,7 +193,7 @@ class Governor:
         if approval.state is not ApprovalState.APPROVED:
             return await self._not_approved(outcome, approval)
         token, reviewer = await self._claim(approval, tool.name, action, arguments, acting)
-        outcome.verdict = approved_verdict(shown, reviewer)
+        outcome.verdict = shown.approved(reviewer)
         authorization = Authorization._issue(
             proposal_id=approval.proposal_id,
             agent_id=acting.agent_id,
@@ -333,22 +324,23 @@ class Governor:
     async def _not_approved(self, outcome: OutcomeDraft, approval: Any) -> CallOutcome:
         """A rejected or expired approval: the kernel recorded the refusal; the caller gets that record."""
 
-        def recorded(kernel: Any) -> dict[str, Any] | None:
+        def recorded(kernel: Any) -> RecordView | None:
             entry = kernel.consequence_of(approval.proposal_id)
             profile = kernel.find_profile(approval.agent_id)
             if entry is None or profile is None:
                 return None
-            return {
-                "status": "recorded",
-                "consequence_id": entry.consequence_id,
-                "trust_score": entry.trust_after,
-                "role": profile.role.value,
-            }
+            return RecordView(
+                status="recorded",
+                consequence_id=entry.consequence_id,
+                trust_score=entry.trust_after,
+                role=profile.role.value,
+            )
 
         outcome.record = await self._kernel(recorded)
         state = approval.state
         status = CallStatus.TIMED_OUT if state.value == "expired" and self.on_hold is not None else CallStatus.REJECTED
-        self._refused(outcome, {**outcome.verdict, "status": status.value})
+        shown = outcome.verdict.to_dict() if outcome.verdict is not None else {}
+        self._refused(outcome, shown | {"status": status.value})
         return outcome.finish(status)
 
     async def _execute(
@@ -420,7 +412,7 @@ class Governor:
 
     def _recorded(self, outcome: OutcomeDraft, record: Any, before: Any) -> None:
         """Keep the record on the outcome; report a role the outcome changed."""
-        outcome.record = record.model_dump(mode="json")
+        outcome.record = RecordView.of(record)
         if self.events is not None and before is not None and record.role is not before:
             self.events.role_changed(outcome.acting.agent_id, before.value, record.role.value, record.trust_score)
 
@@ -433,8 +425,3 @@ def _granted(kernel: Any, proposal_id: str, wanted: float) -> float:
     """The call's deadline: ``wanted`` seconds, cut to the runtime its reservation can hold."""
     held = kernel.reserve_runtime(proposal_id, wanted)
     return wanted if held is None else min(wanted, held)
-
-
-def approved_verdict(held: dict[str, Any], reviewer: str | None) -> dict[str, Any]:
-    """The verdict of a held call a person approved: it runs, so it answers ``execute``, saying who approved."""
-    return {**held, "decision": "execute", "approved_by": reviewer}

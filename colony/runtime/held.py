@@ -12,6 +12,7 @@ from typing import Any
 
 from colony.errors import FieldError, IdentityError, ToolInputError
 from colony.runtime.principal import Acting
+from colony.runtime.views import ApprovalView
 
 __all__ = ["approval_view", "check_resubmission", "resolution"]
 
@@ -25,24 +26,9 @@ def resolution(approval_id: str) -> dict[str, str]:
     }
 
 
-def approval_view(approval: Any) -> dict[str, Any]:
+def approval_view(approval: Any) -> ApprovalView:
     """A kernel Approval as a call outcome shows it: state, expiry, reason, decision and how to resolve it."""
-    state = approval.state.value
-    view: dict[str, Any] = {
-        "approval_id": approval.approval_id,
-        "state": state,
-        "expires_at": approval.expires_at,
-        "reason": approval.reason,
-        "required_evidence": list(approval.required_evidence),
-        "reviewer": approval.reviewer,
-        "reviewer_display_name": approval.reviewer_display_name,
-        "decided_by": approval.decided_by,
-        "note": approval.note,
-        "approved": {"approved": True, "rejected": False}.get(state),
-    }
-    if state == "pending":
-        view["resolve"] = resolution(approval.approval_id)
-    return view
+    return ApprovalView.of(approval, resolution(approval.approval_id))
 
 
 def check_resubmission(approval: Any, tool: str, action: str, digest: str, acting: Acting) -> None:

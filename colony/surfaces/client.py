@@ -22,7 +22,7 @@ from typing import Any, TypeVar
 import httpx
 
 from colony.errors import ActionNotExecutedError, CallTimeoutError, PeerError, SurfaceError
-from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, Runtime
+from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, GateCase, Runtime, wire
 from colony.surfaces.definitions import catalog_record, unavailable_record
 from colony.surfaces.peer_answers import tool_call_answer
 
@@ -135,7 +135,10 @@ class UnifiedToolClient:
         if outcome.status is not CallStatus.HELD:
             outcome.raise_for_status()
         return ToolAnswer(
-            result=outcome.result, verdict=outcome.verdict, outcome=outcome.record, approval=outcome.approval
+            result=outcome.result,
+            verdict=wire(outcome.verdict),
+            outcome=wire(outcome.record),
+            approval=wire(outcome.approval),
         )
 
     def call_tool_remote(
@@ -168,13 +171,12 @@ class UnifiedToolClient:
         if self.token:
             headers["authorization"] = f"Bearer {self.token}"
         body: dict[str, Any] = {"target": {"kind": "local"}, "tool_name": tool_name, "tool_args": tool_args or {}}
-        case = {
-            "rationale": rationale,
-            "rollback_plan": rollback_plan,
-            "evidence": evidence,
-            "approval_id": approval_id,
-        }
-        body |= {key: value for key, value in case.items() if value is not None}
+        case = GateCase.read(
+            {"rationale": rationale, "rollback_plan": rollback_plan, "evidence": _object(evidence)}
+        )  # refused here as the gateway would refuse it
+        body |= case.model_dump(exclude_none=True)
+        if approval_id is not None:
+            body["approval_id"] = approval_id
         url = f"{http_url.rstrip('/')}/v1/tool_call"
         try:
             async with httpx.AsyncClient(timeout=self.timeout_seconds) as http:
@@ -205,3 +207,8 @@ def _run(coroutine: Coroutine[Any, Any, T]) -> T:
         return asyncio.run(coroutine)
     coroutine.close()
     raise SurfaceError("the synchronous client was called inside an event loop; await its acall_* method instead")
+
+
+def _object(value: Any) -> Any:
+    """A mapping as the JSON object it is sent as (anything else is left for the case to refuse)."""
+    return dict(value) if isinstance(value, Mapping) else value

@@ -17,7 +17,7 @@ from typing import Any
 from mcp_types import ToolAnnotations
 
 from colony.capability import ToolCapability
-from colony.runtime.call import GOVERNANCE_PROPERTIES
+from colony.runtime.case import GOVERNANCE_PROPERTIES
 from colony.runtime.catalog import UnavailableTool, is_governed
 from colony.spec import Determinism
 from colony.surfaces.kernel_tools import KernelTool, kernel_tools

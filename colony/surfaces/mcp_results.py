@@ -24,7 +24,7 @@ from typing import Any
 from mcp_types import CallToolResult, TextContent
 
 from colony.errors import ColonyError
-from colony.runtime import CallOutcome
+from colony.runtime import CallOutcome, wire
 from colony.surfaces.error_mapping import mcp_error
 
 __all__ = ["catalog_result", "error_body", "error_result", "held_result", "kernel_error_result", "value_result"]
@@ -63,9 +63,9 @@ def catalog_result(outcome: CallOutcome) -> CallToolResult:
     """A catalog call's answer: the result, or for a governed call the verdict, the result and the outcome."""
     if not outcome.governed:
         return value_result(outcome.result)
-    answer: dict[str, Any] = {"verdict": outcome.verdict, "result": outcome.result}
+    answer: dict[str, Any] = {"verdict": wire(outcome.verdict), "result": outcome.result}
     if outcome.record is not None:  # the output schema types it as an object: absent rather than null
-        answer["outcome"] = outcome.record
+        answer["outcome"] = outcome.record.to_dict()
     return value_result(answer)
 
 
@@ -75,13 +75,13 @@ def held_result(outcome: CallOutcome, resolve: dict[str, str]) -> CallToolResult
     The text says it is held, names the approval request and how to resolve it; ``isError``
     is set because the tool did not run (clients check structured content of a success).
     """
-    approval = dict(outcome.approval or {}) | {"resolve": resolve}
+    approval = (wire(outcome.approval) or {}) | {"resolve": resolve}
     body = {
         "status": "held",
         "error": f"{outcome.tool}.{outcome.action} is held for a person: approval {approval.get('approval_id')} "
         f"is {approval.get('state')}; {resolve['resubmit']} once it is approved",
         "approval": approval,
-        "verdict": outcome.verdict,
+        "verdict": wire(outcome.verdict),
     }
     return CallToolResult(content=[_text(body)], is_error=True)
 

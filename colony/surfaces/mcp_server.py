@@ -26,9 +26,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams
 
 from colony.errors import ColonyError, ToolInputError, ToolUnavailableError, UnknownToolError
-from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, Principal, Runtime
+from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, Principal, Runtime, split_case
 from colony.surfaces.approval_tools import approval_tools, call_approval_tool, mcp_resolution
-from colony.surfaces.definitions import GOVERNANCE_PROPERTIES
 from colony.surfaces.error_mapping import mcp_error
 from colony.surfaces.kernel_tools import call_kernel_tool, kernel_tools
 from colony.surfaces.mcp_changes import ToolListNotifier
@@ -107,7 +106,7 @@ def build_mcp_server(
             )
             outcome = await runtime.call(request, principal)
             if outcome.status is CallStatus.HELD and outcome.approval is not None:
-                return held_result(outcome, mcp_resolution(outcome.approval["approval_id"]))
+                return held_result(outcome, mcp_resolution(outcome.approval.approval_id))
             outcome.raise_for_status()
         except ColonyError as error:
             return error_result(error)
@@ -164,21 +163,11 @@ def _request(name: str, arguments: dict[str, Any], governed: bool, agent: str | 
     A governed call may also carry ``approval_id`` (resubmitting a held call); it is not in the
     served schema, so the tools' definitions stay as pinned, and the held answer names it.
     """
-    case = {key: arguments.pop(key) for key in (*GOVERNANCE_PROPERTIES, "approval_id") if governed and key in arguments}
-    for key, value in case.items():
-        if key == "evidence" and not isinstance(value, dict):
-            raise ToolInputError.for_field(key, "evidence must be a JSON object", expected="object")
-        if key not in ("evidence", "approval_id") and (not isinstance(value, str) or not value.strip()):
-            raise ToolInputError.for_field(key, f"{key} must be a non-empty string", expected="string")
-    return CallRequest(
-        tool=name,
-        arguments=arguments,
-        agent_id=agent,
-        rationale=case.get("rationale"),
-        rollback_plan=case.get("rollback_plan"),
-        evidence=case.get("evidence"),
-        approval_id=_approval_id(case.get("approval_id")),
-    )
+    if not governed:
+        return CallRequest(tool=name, arguments=arguments, agent_id=agent)
+    approval_id = arguments.pop("approval_id", None)
+    arguments, case = split_case(arguments)
+    return CallRequest.with_case(name, arguments, case, agent_id=agent, approval_id=_approval_id(approval_id))
 
 
 def _approval_id(value: Any) -> str | None:

@@ -6,6 +6,8 @@ from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
+from colony.runtime.case import Evidence, Rationale, RollbackPlan
+
 __all__ = ["DecisionRequest", "ErrorBody", "Target", "ToolCallRequest", "ToolCallResponse"]
 
 
@@ -30,15 +32,9 @@ class ToolCallRequest(BaseModel):
     target: Target = Field(default_factory=Target, description="Where to run the call.")
     tool_name: str = Field(min_length=1, max_length=200, description="The tool's catalog name, e.g. unit_convert.")
     tool_args: dict[str, Any] = Field(default_factory=dict, description="The tool's arguments (its input schema).")
-    rationale: str | None = Field(
-        default=None, max_length=10_000, description="For a side-effecting tool: why the call is needed (for the gate)."
-    )
-    rollback_plan: str | None = Field(
-        default=None, max_length=10_000, description="For a side-effecting tool: how to undo it (the gate reads it)."
-    )
-    evidence: dict[str, Any] | None = Field(
-        default=None, description="For a side-effecting tool: supporting evidence (test IDs under 'tests', PR URLs)."
-    )
+    rationale: Rationale = None
+    rollback_plan: RollbackPlan = None
+    evidence: Evidence = None
     approval_id: str | None = Field(
         default=None,
         min_length=1,

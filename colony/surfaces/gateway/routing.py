@@ -14,7 +14,7 @@ from typing import Any
 import httpx
 
 from colony.errors import CallTimeoutError, CapabilityDeniedError, PeerError, ToolInputError, UnknownToolError
-from colony.runtime import CallRequest, CallStatus, Principal, Runtime
+from colony.runtime import CallRequest, CallStatus, Principal, Runtime, wire
 from colony.surfaces.gateway.mesh import MeshCatalog
 from colony.surfaces.gateway.models import ToolCallRequest
 from colony.surfaces.gateway.settings import GatewaySettings, Peer
@@ -89,14 +89,14 @@ class Router:
         )
         outcome = await self.runtime.call(call, principal)
         if outcome.status is CallStatus.HELD and outcome.approval is not None:
-            return Routed(None, self.settings.node, verdict=outcome.verdict, approval=outcome.approval)
+            return Routed(None, self.settings.node, verdict=wire(outcome.verdict), approval=wire(outcome.approval))
         outcome.raise_for_status()
         return Routed(
             result=outcome.result,
             node=self.settings.node,
-            verdict=outcome.verdict,
-            record=outcome.record,
-            approval=outcome.approval,
+            verdict=wire(outcome.verdict),
+            record=wire(outcome.record),
+            approval=wire(outcome.approval),
         )
 
     async def _from_peers(self, request: ToolCallRequest, caller: str) -> Routed:
