@@ -14,7 +14,17 @@ import json
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, Field, Strict, StringConstraints, ValidationError
+from pydantic import (
+    AfterValidator,
+    BaseModel,
+    BeforeValidator,
+    ConfigDict,
+    Field,
+    Strict,
+    StringConstraints,
+    ValidationError,
+)
+from pydantic_core import PydanticCustomError
 
 from colony.errors import ToolInputError, field_errors, summarize
 
@@ -40,6 +50,13 @@ _MAX_AMOUNT = 1e9  # the kernel's bound on an amount of one ledger dimension
 _Text = Annotated[str, Strict(), StringConstraints(max_length=MAX_CASE_TEXT)]
 
 
+def _object(value: Any) -> Any:
+    """Only a JSON object is evidence, said alike of JSON and of Python input."""
+    if not isinstance(value, dict):
+        raise PydanticCustomError("dict_type", "Input should be a JSON object")
+    return value
+
+
 def _bounded(evidence: dict[str, Any]) -> dict[str, Any]:
     size = len(json.dumps(evidence, default=str))
     if size > MAX_EVIDENCE_CHARS:
@@ -56,7 +73,7 @@ RollbackPlan = Annotated[
     Field(description="How to undo the call's effect if it goes wrong (the gate asks for one)."),
 ]
 Evidence = Annotated[
-    Annotated[dict[str, Any], Strict(), AfterValidator(_bounded)] | None,
+    Annotated[dict[str, Any], BeforeValidator(_object), AfterValidator(_bounded)] | None,
     Field(description="Supporting evidence for the gate: test IDs under 'tests', PR URLs, error logs."),
 ]
 CallerTarget = Annotated[
