@@ -10,7 +10,7 @@ from typing import Any
 from colony.errors import ActionNotExecutedError, ColonyError
 from colony.runtime.case import GateCase
 from colony.runtime.principal import Acting
-from colony.runtime.views import ApprovalView, RecordView, VerdictView
+from colony.runtime.views import ApprovalView, RecordView, VerdictView, wire
 
 __all__ = ["CallOutcome", "CallRequest", "CallStatus"]
 
@@ -53,14 +53,13 @@ class CallRequest:
         case = (self.rationale, self.rollback_plan, self.evidence, self.target, self.budget_estimate)
         if any(value is not None for value in case):
             evidence = dict(self.evidence) if isinstance(self.evidence, Mapping) else self.evidence
-            estimate = dict(self.budget_estimate) if isinstance(self.budget_estimate, Mapping) else self.budget_estimate
             GateCase.read(
                 {
                     "rationale": self.rationale,
                     "rollback_plan": self.rollback_plan,
                     "evidence": evidence,
                     "target": self.target,
-                    "budget_estimate": estimate,
+                    "budget_estimate": self.budget_estimate,
                 }
             )
 
@@ -134,11 +133,13 @@ class CallOutcome:
             raise self.error
         reason = self.verdict.reason if self.verdict is not None else ""
         approval = self.approval
-        pending = approval is not None and approval.pending
+        waits = (
+            f"; approval {approval.approval_id} awaits a person" if approval is not None and approval.pending else ""
+        )
+        verdict = (wire(self.verdict) or {}) | {"status": self.status.value}
         raise ActionNotExecutedError(
             f"{self.tool}.{self.action} was not run for {self.acting.describe()}: {self.status.value}"
             + (f" ({reason})" if reason else "")
-            + (f"; approval {approval.approval_id} awaits a person" if approval is not None and pending else ""),
-            verdict={**(self.verdict.to_dict() if self.verdict is not None else {}), "status": self.status.value}
-            | ({"approval": approval.to_dict()} if approval is not None else {}),
+            + waits,
+            verdict=verdict | ({"approval": approval.to_dict()} if approval is not None else {}),
         )
