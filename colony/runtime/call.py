@@ -52,12 +52,11 @@ class CallRequest:
         """Read the case as every surface reads it (``GateCase``): ToolInputError naming a field at fault."""
         case = (self.rationale, self.rollback_plan, self.evidence, self.target, self.budget_estimate)
         if any(value is not None for value in case):
-            evidence = dict(self.evidence) if isinstance(self.evidence, Mapping) else self.evidence
             GateCase.read(
                 {
                     "rationale": self.rationale,
                     "rollback_plan": self.rollback_plan,
-                    "evidence": evidence,
+                    "evidence": self.evidence,
                     "target": self.target,
                     "budget_estimate": self.budget_estimate,
                 }

@@ -50,11 +50,11 @@ _MAX_AMOUNT = 1e9  # the kernel's bound on an amount of one ledger dimension
 _Text = Annotated[str, Strict(), StringConstraints(max_length=MAX_CASE_TEXT)]
 
 
-def _object(value: Any) -> Any:
-    """Only a JSON object is evidence, said alike of JSON and of Python input."""
-    if not isinstance(value, dict):
+def _object(value: Any) -> dict[str, Any]:
+    """Only a JSON object (a mapping, from Python) is evidence, said alike of JSON and of Python input."""
+    if not isinstance(value, Mapping):
         raise PydanticCustomError("dict_type", "Input should be a JSON object")
-    return value
+    return dict(value)
 
 
 def _bounded(evidence: dict[str, Any]) -> dict[str, Any]:

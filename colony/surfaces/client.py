@@ -172,7 +172,7 @@ class UnifiedToolClient:
             headers["authorization"] = f"Bearer {self.token}"
         body: dict[str, Any] = {"target": {"kind": "local"}, "tool_name": tool_name, "tool_args": tool_args or {}}
         case = GateCase.read(
-            {"rationale": rationale, "rollback_plan": rollback_plan, "evidence": _object(evidence)}
+            {"rationale": rationale, "rollback_plan": rollback_plan, "evidence": evidence}
         )  # refused here as the gateway would refuse it
         body |= case.model_dump(exclude_none=True)
         if approval_id is not None:
@@ -207,8 +207,3 @@ def _run(coroutine: Coroutine[Any, Any, T]) -> T:
         return asyncio.run(coroutine)
     coroutine.close()
     raise SurfaceError("the synchronous client was called inside an event loop; await its acall_* method instead")
-
-
-def _object(value: Any) -> Any:
-    """A mapping as the JSON object it is sent as (anything else is left for the case to refuse)."""
-    return dict(value) if isinstance(value, Mapping) else value
