@@ -27,8 +27,9 @@ from pydantic import Field
 from sqlalchemy import Connection, Text, bindparam, cast, func, insert, literal_column, select, update
 
 from colony.kernel.models import KernelModel
+from colony.kernel.prepared import Prepared
 from colony.kernel.schema import AUDIT_GENESIS
-from colony.kernel.store import Prepared, tables
+from colony.kernel.store import tables
 
 __all__ = ["AuditCheck", "AuditEntry", "AuditLog", "AuditRecord", "entry_hash"]
 

@@ -18,7 +18,8 @@ from sqlalchemy.engine import Dialect
 
 from colony.kernel.checks import BUDGET_DIMENSIONS
 from colony.kernel.models import BudgetDimension
-from colony.kernel.store import GuardFailed, Prepared, dialect_insert, tables
+from colony.kernel.prepared import Prepared
+from colony.kernel.store import GuardFailed, dialect_insert, tables
 
 __all__ = ["BUDGET_DIMENSIONS", "ResourceLedger"]
 

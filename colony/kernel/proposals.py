@@ -13,10 +13,10 @@ from colony.kernel.checks import BUDGET_DIMENSIONS
 from colony.kernel.gate import GateOutcome
 from colony.kernel.models import ProposeActionRequest, Role, SignalType
 from colony.kernel.pheromones import strength_at
+from colony.kernel.prepared import Prepared
 from colony.kernel.reservations import EARLIEST_EXPIRY
 from colony.kernel.roles import INITIAL_TRUST, role_for
 from colony.kernel.schema import tables
-from colony.kernel.store import Prepared
 
 __all__ = ["GateReading", "new_proposal_id", "open_reservation", "read_for_gate", "store_proposal"]
 

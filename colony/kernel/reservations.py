@@ -27,9 +27,10 @@ from sqlalchemy import Connection, bindparam, literal_column, select, update
 from colony.kernel.consequences import ConsequenceMemory
 from colony.kernel.ledger import BUDGET_DIMENSIONS, ResourceLedger
 from colony.kernel.models import ConsequenceKind, ConsequenceRecord, Reporter
+from colony.kernel.prepared import Prepared
 from colony.kernel.roles import RoleAdapter
 from colony.kernel.shares import AgentShares
-from colony.kernel.store import Prepared, tables
+from colony.kernel.store import tables
 
 __all__ = ["EARLIEST_EXPIRY", "OPEN", "SETTLING", "Lease", "Reservations", "held_by"]
 

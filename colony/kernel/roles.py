@@ -14,7 +14,8 @@ from sqlalchemy import Connection, Integer, Row, bindparam, func, select, update
 
 from colony.kernel.counters import Counts
 from colony.kernel.models import Decision, Role
-from colony.kernel.store import Pending, Prepared, dialect_insert, tables
+from colony.kernel.prepared import Pending, Prepared
+from colony.kernel.store import dialect_insert, tables
 
 __all__ = ["INITIAL_TRUST", "ROLE_THRESHOLDS", "AgentRow", "RoleAdapter", "role_for", "updated_trust"]
 

@@ -16,7 +16,8 @@ from typing import Any
 from sqlalchemy import Connection, Float, Update, bindparam, literal_column, select, update
 
 from colony.kernel.checks import BUDGET_DIMENSIONS
-from colony.kernel.store import GuardFailed, Prepared, tables
+from colony.kernel.prepared import Prepared
+from colony.kernel.store import GuardFailed, tables
 
 __all__ = ["AgentShares"]
 
