@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -108,6 +109,32 @@ class Reservations:
             if taken:
                 return taken[0]
         return None
+
+    def grant(
+        self,
+        estimate: Mapping[str, float],
+        name: str,
+        up_to: float,
+        budget: Mapping[str, float] | None,
+        held: float,
+    ) -> dict[str, float]:
+        """``estimate`` with ``name`` grown toward ``up_to``, as far as the period's budget and the agent's share leave.
+
+        ``budget`` (the period's row, None before it has one) and ``held`` (what the agent's open
+        reservations hold) must be read in the transaction that reserves, under its write lock
+        (SQLite's ``BEGIN IMMEDIATE``): the reservation's own conditional update then holds what
+        :meth:`grow` would add after it, without reading the rows again. The estimate must still fit.
+        """
+        wanted = up_to - estimate[name]
+        if wanted <= 0:
+            return dict(estimate)
+        ceiling = budget[f"{name}_max"] if budget is not None else None
+        if budget is None or ceiling is None:
+            headroom = self.ledger.limits[name]
+        else:
+            headroom = ceiling - budget[f"{name}_used"] - budget[f"{name}_reserved"]
+        extra = max(0.0, min(wanted, headroom - estimate[name], self.shares.caps[name] - held - estimate[name]))
+        return {**estimate, name: estimate[name] + extra}
 
     def grow(self, connection: Connection, proposal_id: str, name: str, up_to: float, lease: Lease) -> float | None:
         """Let an open reservation hold up to ``up_to`` of ``name`` and stay open until ``lease.until``; what it holds.
