@@ -72,6 +72,27 @@ _SETTLE = Prepared(
     update(_B).where(_IN_PERIOD).values(_freeing_held() | _adding("use", "used") | _counting_overspend())
 )
 _USAGE = Prepared(select(_B).where(_IN_PERIOD))
+# Growing a reservation by what the ceiling leaves: the period's row read and locked, then its reservation raised.
+_GROWING = {
+    name: Prepared(
+        select(
+            _B.c[f"{name}_used"].label("used"),
+            _B.c[f"{name}_reserved"].label("reserved"),
+            _B.c[f"{name}_max"].label("ceiling"),
+        )
+        .where(_IN_PERIOD)
+        .with_for_update()
+    )
+    for name in BUDGET_DIMENSIONS
+}
+_GROWN = {
+    name: Prepared(
+        update(_B)
+        .where(_IN_PERIOD)
+        .values({_B.c[f"{name}_reserved"]: _B.c[f"{name}_reserved"] + bindparam("extra", type_=Float)})
+    )
+    for name in BUDGET_DIMENSIONS
+}
 
 
 class ResourceLedger:
@@ -184,13 +205,13 @@ class ResourceLedger:
         The row is locked (``FOR UPDATE``; on SQLite the transaction holds the write lock), so two
         calls growing at once never reserve the same headroom.
         """
-        used, reserved, ceiling = (_B.c[f"{name}_{column}"] for column in ("used", "reserved", "max"))
-        row = connection.execute(select(used, reserved, ceiling).where(_B.c.period == period).with_for_update()).first()
-        if row is None or wanted <= 0:
+        rows = _GROWING[name].all(connection, {"in_period": period})
+        if not rows or wanted <= 0:
             return 0.0
-        extra = max(0.0, min(float(wanted), row[2] - row[0] - row[1]))
+        row = rows[0]
+        extra = max(0.0, min(float(wanted), row["ceiling"] - row["used"] - row["reserved"]))
         if extra > 0:
-            connection.execute(update(_B).where(_B.c.period == period).values({reserved: reserved + extra}))
+            _GROWN[name].send(connection, {"in_period": period, "extra": extra})
         return extra
 
     def charge(self, connection: Connection, actual: dict[str, float], now: float) -> None:

@@ -55,6 +55,10 @@ _HOLD_COUNTED_OR_ABORT = Prepared(
         _hold_statement().values(COUNTING).returning(_A.c.agent_id).cte("held")
     )
 )
+_HELD = {
+    name: Prepared(select(_A.c[f"held_{name}"].label("held")).where(_THIS_AGENT).with_for_update())
+    for name in BUDGET_DIMENSIONS
+}
 _ADD = Prepared(update(_A).where(_THIS_AGENT).values(_changing("+")))
 _FREE = Prepared(update(_A).where(_THIS_AGENT).values(_changing("-")))
 
@@ -115,11 +119,10 @@ class AgentShares:
         """How much of ``wanted`` more ``name`` the agent's share leaves it; locks the agent's row."""
         if wanted <= 0:
             return 0.0
-        held = _A.c[f"held_{name}"]
-        row = connection.execute(select(held).where(_A.c.agent_id == agent_id).with_for_update()).first()
-        if row is None:
+        rows = _HELD[name].all(connection, {"agent": agent_id})
+        if not rows:
             return 0.0
-        return max(0.0, min(float(wanted), self.caps[name] - float(row[0])))
+        return max(0.0, min(float(wanted), self.caps[name] - float(rows[0]["held"])))
 
     def add(self, connection: Connection, agent_id: str, amounts: Mapping[str, float]) -> None:
         """Add ``amounts`` whatever the share (a reservation a person approved)."""
