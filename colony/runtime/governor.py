@@ -108,7 +108,6 @@ class Course:
     authorization: Authorization | None = None
     limit: float = 0.0  # the action's deadline, in seconds from its start
     started: float | None = None  # on the Governor's clock, once the action started
-    ran: bool = False  # the action ran in the hop (answered or failed)
     result: Any = None
     error: ColonyError | None = None
     record: tuple[OutcomeRecord, Role | None] | None = None  # the record, and the agent's role before it
@@ -151,7 +150,8 @@ class Governor:
         proposal = proposal_for(tool, action, arguments, request, acting)
         outcome = OutcomeDraft(tool.name, action, acting, {}, version=tool.cls.spec.version)
         course = Course(verdict=None if self.propose is None else await self.propose(proposal))
-        course = await self._carry(tool, arguments, outcome, course, verify, proposal)
+        if course.verdict is None or course.verdict.decision is Decision.EXECUTE:
+            await self._carry(tool, arguments, outcome, course, verify, proposal)
         verdict = course.verdict
         assert verdict is not None and verdict.proposal_id is not None
         shown = {**verdict.seed_dict(), "proposal_id": verdict.proposal_id}
@@ -297,7 +297,6 @@ class Governor:
             except ColonyError as error:
                 course.error = error
                 what, passed = f"{failed_as(error)}: {error}", False
-        course.ran = True
         if handoff.move(Phase.RECORDING):  # else past its deadline: the loop answered timed out and records that
             course.record = self._write_record(kernel, outcome, course, what, passed)
 
