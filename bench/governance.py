@@ -288,10 +288,15 @@ def report_governance_against(base: Path) -> None:
     costs: dict[str, list[float]] = {"now": [], "before": []}
     for turn in range(ROUNDS):
         sides = [("now", None), ("before", base)]
+        shown = []
         for name, source in sides if turn % 2 == 0 else sides[::-1]:
             p50 = in_process_p50s(source)
             costs[name].append(p50["governed"] - p50["ungoverned"])
-        print(f"  in-process run {turn + 1}: cost now {costs['now'][-1]:.3f} ms, before {costs['before'][-1]:.3f} ms")
+            base_p50, governed_p50 = p50["ungoverned"], p50["governed"]
+            shown.append(
+                f"{name} {costs[name][-1]:.3f} ms (p50 {base_p50:.3f} ungoverned, {governed_p50:.3f} governed)"
+            )
+        print(f"  in-process run {turn + 1}, cost: {'; '.join(shown)}")
     ratio = [now / before for now, before in zip(costs["now"], costs["before"], strict=True)]
     print(
         f"side-effecting append_note in-process, governance cost now vs before ({BASELINE}):\n"
