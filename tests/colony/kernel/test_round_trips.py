@@ -7,6 +7,8 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from colony.kernel import ColonyKernel, Decision, KernelSettings, RecordOutcomeRequest, Reporter
 from tests.colony.kernel.conftest import FakeClock, good_plan
 
@@ -71,3 +73,17 @@ def test_a_verdict_grows_its_reservation_only_as_far_as_the_period_budget_leaves
         assert runtime.reserved == 50 and runtime.max == 50
     finally:
         kernel.close()
+
+
+def test_growing_a_reservation_before_the_run_stops_at_the_period_budget_on_each_database(
+    any_kernel: ColonyKernel,
+) -> None:
+    any_kernel.set_trust("engineer-1", 0.9)
+    plan = good_plan(budget_estimate={"llm_calls": 0, "runtime_seconds": 5})
+    first, second = any_kernel.propose_action(plan), any_kernel.propose_action(plan)
+    limit = any_kernel.settings.budget_runtime_seconds
+    assert any_kernel.reserve_runtime(first.proposal_id or "", limit) == limit - 5  # what the second leaves
+    assert any_kernel.reserve_runtime(second.proposal_id or "", limit) == 5  # its own estimate, no more
+    assert any_kernel.reserve_runtime("00000000-0000-7000-8000-000000000000", 10) is None  # no open reservation
+    runtime = any_kernel.status().budget_usage["runtime_seconds"]
+    assert runtime.reserved == pytest.approx(limit)
