@@ -1,13 +1,16 @@
 """Governance: what the gate costs a side-effecting call, and what the pipeline costs a pure one.
 
-Targets (issue 11): the gate (propose + record, around the same execution) costs at
-most 1.5 ms per side-effecting call on this machine; a pure ``/v1/tool_call`` is no
-slower than before the one pipeline (3,265 req/s at 16 clients was measured then).
+Targets: the gate (propose + record, around the same execution) costs at most 0.5 ms
+per side-effecting call in-process on SQLite (1.5 ms before the one Governor path); a
+pure ``/v1/tool_call`` is no slower than before (3,265 req/s at 16 clients was measured
+before the one pipeline).
 
 In-process, side by side in one run and call by call: the same side-effecting tool (it
 appends a line to a file) executed with an authorization and nothing else (ungoverned),
 through ``Runtime.call`` (propose, execute, record in one worker thread), and through
-the same Governor with an executor plugged in (three hops: propose, execute, record).
+the same Governor with an executor plugged in (the action on the loop, between a hop for
+the gate and one for the record). When ``COLONY_BENCH_BASELINE`` names a git ref, the
+in-process cost is also measured by that ref's checkout, alternating with this one's.
 Over HTTP, call by call on one keep-alive connection: POST /v1/tool_call for it, and for
 the same tool declared without side effects (so it runs ungoverned, behind every guard).
 Then the pure ``unit_convert`` at 16 clients against this checkout's gateway and, when
@@ -48,7 +51,7 @@ from bench.surfaces import (
 from colony.kernel import ColonyKernel, KernelSettings
 from colony.runtime import LOCAL_OPERATOR, CallRequest, Catalog, Governor, KernelProvider, Runtime
 from colony.runtime.authorization import Authorization
-from colony.runtime.executor import Execution, Executor
+from colony.runtime.executor import BlockingAction, Execution, Executor
 from tests.colony.surfaces.sample_tools import AppendNote
 
 REPO = Path(__file__).resolve().parents[1]
@@ -82,6 +85,9 @@ class PluggedExecutor:
         self, tool: Any, action: str, arguments: dict[str, Any], authorization: Authorization | None
     ) -> Execution:
         return await self.inner.run(tool, action, arguments, authorization)
+
+    def blocking(self, tool: Any, action: str) -> BlockingAction | None:
+        return None  # the action through run(): a hop for the gate, the run, a hop for the record
 
 
 def sample_catalog(root: Path) -> Path:
@@ -254,6 +260,50 @@ def app_cpu_microseconds(source: Path | None) -> float:
     return float(result.stdout.strip().splitlines()[-1])
 
 
+# The in-process comparison from a checkout, in its own process: the p50s of each path, as JSON.
+IN_PROCESS_HARNESS = """
+import json, sys, tempfile
+from pathlib import Path
+import anyio
+from bench.governance import in_process
+from bench.surfaces import ms
+
+samples = anyio.run(in_process, Path(tempfile.mkdtemp()))
+print(json.dumps({name: ms(values, 0.5) for name, values in samples.items()}))
+"""
+
+
+def in_process_p50s(source: Path | None) -> dict[str, float]:
+    """The p50 ms of each in-process path, measured by ``source``'s checkout (this one when None)."""
+    where = source or REPO
+    env = {**os.environ, "PYTHONPATH": str(where), "COLONY_REPO_ROOT": str(where), **BUDGETS}
+    result = subprocess.run(
+        [sys.executable, "-c", IN_PROCESS_HARNESS], cwd=where, env=env, capture_output=True, text=True, check=True
+    )
+    return dict(json.loads(result.stdout.strip().splitlines()[-1]))
+
+
+def report_governance_against(base: Path) -> None:
+    """The in-process governance cost now and in the baseline checkout, alternating, side by side."""
+    costs: dict[str, list[float]] = {"now": [], "before": []}
+    for turn in range(ROUNDS):
+        sides = [("now", None), ("before", base)]
+        shown = []
+        for name, source in sides if turn % 2 == 0 else sides[::-1]:
+            p50 = in_process_p50s(source)
+            costs[name].append(p50["governed"] - p50["ungoverned"])
+            base_p50, governed_p50 = p50["ungoverned"], p50["governed"]
+            shown.append(
+                f"{name} {costs[name][-1]:.3f} ms (p50 {base_p50:.3f} ungoverned, {governed_p50:.3f} governed)"
+            )
+        print(f"  in-process run {turn + 1}, cost: {'; '.join(shown)}")
+    ratio = [now / before for now, before in zip(costs["now"], costs["before"], strict=True)]
+    print(
+        f"side-effecting append_note in-process, governance cost now vs before ({BASELINE}):\n"
+        f"  now: {spread(costs['now'])}\n  before: {spread(costs['before'])}\n  now/before: {spread(ratio, 'x')}"
+    )
+
+
 def spread(values: list[float], unit: str = "ms") -> str:
     return f"median {statistics.median(values):.3f} {unit} (runs: {', '.join(f'{v:.3f}' for v in values)})"
 
@@ -287,50 +337,52 @@ def report_governance(home: Path) -> None:
     )
 
 
-def report_pure(home: Path) -> None:
-    base = baseline_checkout(BASELINE, home / "baseline")
-    try:
-        rounds = []
-        apps: list[dict[str, float]] = []
-        for turn in range(ROUNDS):  # alternate, and swap who goes first, so drift hits both sides alike
-            sides = [("now", None), ("before", base)] if base else [("now", None)]
-            measured = {}
-            app: dict[str, float] = {}
-            for name, source in sides if turn % 2 == 0 else sides[::-1]:
-                measured[name] = pure_throughput(source, str(home / f"{name}{turn}"))
-                app[name] = app_cpu_microseconds(source)
-            rounds.append(measured)
-            apps.append(app)
-            line = ", ".join(
-                f"{name} {req:,.0f} req/s (p50 {p50:.3f} ms, server CPU {cpu:.3f} ms/request, app alone "
-                f"{app[name]:.1f} us/call)"
-                for name, (req, p50, cpu) in measured.items()
-            )
-            print(f"  run {turn + 1}: {line}")
-        now = [r["now"] for r in rounds]
-        throughput = statistics.median(n[0] for n in now)
-        print(
-            f"pure POST /v1/tool_call unit_convert, 16 clients, now: median {throughput:,.0f} req/s, "
-            f"server CPU {spread([n[2] for n in now])}/request"
+def report_pure(home: Path, base: Path | None) -> None:
+    rounds = []
+    apps: list[dict[str, float]] = []
+    for turn in range(ROUNDS):  # alternate, and swap who goes first, so drift hits both sides alike
+        sides = [("now", None), ("before", base)] if base else [("now", None)]
+        measured = {}
+        app: dict[str, float] = {}
+        for name, source in sides if turn % 2 == 0 else sides[::-1]:
+            measured[name] = pure_throughput(source, str(home / f"{name}{turn}"))
+            app[name] = app_cpu_microseconds(source)
+        rounds.append(measured)
+        apps.append(app)
+        line = ", ".join(
+            f"{name} {req:,.0f} req/s (p50 {p50:.3f} ms, server CPU {cpu:.3f} ms/request, app alone "
+            f"{app[name]:.1f} us/call)"
+            for name, (req, p50, cpu) in measured.items()
         )
-        if base:
-            ratio = [r["now"][0] / r["before"][0] for r in rounds]
-            cpu = [r["before"][2] / r["now"][2] for r in rounds]
-            print(
-                f"  before ({BASELINE}): median {statistics.median(r['before'][0] for r in rounds):,.0f} req/s; "
-                f"now/before throughput {spread(ratio, 'x')}; before/now server CPU per request {spread(cpu, 'x')}; "
-                f"before/now app CPU per call {spread([a['before'] / a['now'] for a in apps], 'x')}"
-            )
-    finally:
-        if base:
-            subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(base)], check=False)
+        print(f"  run {turn + 1}: {line}")
+    now = [r["now"] for r in rounds]
+    throughput = statistics.median(n[0] for n in now)
+    print(
+        f"pure POST /v1/tool_call unit_convert, 16 clients, now: median {throughput:,.0f} req/s, "
+        f"server CPU {spread([n[2] for n in now])}/request"
+    )
+    if base:
+        ratio = [r["now"][0] / r["before"][0] for r in rounds]
+        cpu = [r["before"][2] / r["now"][2] for r in rounds]
+        print(
+            f"  before ({BASELINE}): median {statistics.median(r['before'][0] for r in rounds):,.0f} req/s; "
+            f"now/before throughput {spread(ratio, 'x')}; before/now server CPU per request {spread(cpu, 'x')}; "
+            f"before/now app CPU per call {spread([a['before'] / a['now'] for a in apps], 'x')}"
+        )
 
 
 def main() -> None:
     with tempfile.TemporaryDirectory() as directory:
         home = Path(directory)
-        report_governance(home)
-        report_pure(home)
+        base = baseline_checkout(BASELINE, home / "baseline")
+        try:
+            report_governance(home)
+            if base:
+                report_governance_against(base)
+            report_pure(home, base)
+        finally:
+            if base:
+                subprocess.run(["git", "-C", str(REPO), "worktree", "remove", "--force", str(base)], check=False)
         print(f"load average after the run: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores")
 
 

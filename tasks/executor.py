@@ -18,7 +18,7 @@ from prefect.states import State
 from colony.deadlines import deadline_scope, kill_grace
 from colony.runtime import Authorization, CatalogTool
 from colony.runtime.authorization import require_authorization
-from colony.runtime.executor import Execution, as_tool_error, timed_out
+from colony.runtime.executor import BlockingAction, Execution, as_tool_error, timed_out
 from tasks.actions import action_task
 from tasks.concurrency import for_this_run
 from tasks.policy import ExecutionPolicy
@@ -56,3 +56,7 @@ class TaskExecutor:
         except Exception as error:  # the task's failure, translated once as everywhere else
             raise as_tool_error(tool, error) from error
         return Execution(result=result, cached=state.name == "Cached")
+
+    def blocking(self, tool: CatalogTool, action: str) -> BlockingAction | None:
+        """None: every action runs as its task, so the Governor takes its steps one hop each around it."""
+        return None

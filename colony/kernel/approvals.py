@@ -42,8 +42,9 @@ from colony.kernel.models import (
     reviewer_label,
 )
 from colony.kernel.pheromones import Deposit, PheromoneStore
+from colony.kernel.prepared import Prepared
 from colony.kernel.roles import RoleAdapter
-from colony.kernel.store import Prepared, tables
+from colony.kernel.store import tables
 
 __all__ = ["Approvals", "arguments_digest"]
 

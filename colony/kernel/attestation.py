@@ -29,8 +29,9 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 
 from colony.errors import AttestationError
 from colony.kernel.models import RecordOutcomeRequest
+from colony.kernel.prepared import Pending, Prepared
 from colony.kernel.reservations import SETTLING
-from colony.kernel.store import Pending, Prepared, tables
+from colony.kernel.store import tables
 
 __all__ = ["Attestor", "Claims"]
 

@@ -27,8 +27,9 @@ from pydantic import Field
 from sqlalchemy import Connection, Text, bindparam, cast, func, insert, literal_column, select, update
 
 from colony.kernel.models import KernelModel
+from colony.kernel.prepared import Prepared
 from colony.kernel.schema import AUDIT_GENESIS
-from colony.kernel.store import Prepared, tables
+from colony.kernel.store import tables
 
 __all__ = ["AuditCheck", "AuditEntry", "AuditLog", "AuditRecord", "entry_hash"]
 
@@ -131,6 +132,12 @@ _ADVANCE = Prepared(update(_H).where(_ONE).values(seq=_H.c.seq + bindparam("coun
 _INSERT = Prepared(insert(_L))
 _SET_HEAD = Prepared(update(_H).where(_ONE).values(hash=bindparam("head"), prev_hash=bindparam("prev")))
 _HEAD = Prepared(select(_H.c.seq, _H.c.hash).where(_ONE))
+_MOVE_HEAD = Prepared(
+    update(_H)
+    .where(_ONE)
+    .where(_H.c.seq == bindparam("was"))
+    .values(seq=bindparam("seq"), hash=bindparam("head"), prev_hash=bindparam("prev"))
+)
 
 
 def _chained() -> Any:
@@ -180,12 +187,16 @@ class AuditLog:
     """Append to, read and verify the audit log; every method works inside a caller's transaction."""
 
     @staticmethod
-    def append(connection: Connection, records: Sequence[AuditRecord], now: float) -> int:
+    def append(
+        connection: Connection, records: Sequence[AuditRecord], now: float, *, head: tuple[int, str] | None = None
+    ) -> int:
         """Append ``records`` in order; lock the head last of all (call this at the end of the transaction).
 
         On PostgreSQL each entry is one statement, sent without waiting (it goes out with the
         commit in a pipelined transaction); elsewhere the head is advanced, then the entries
-        written. Returns how many were appended.
+        written. ``head`` is the head's seq and hash when this SQLite transaction read them
+        under its write lock already: the head is then written once, where it still is (a
+        head that moved undoes the transaction). Returns how many were appended.
         """
         if not records:
             return 0
@@ -195,16 +206,24 @@ class AuditLog:
                 before, after = _around(row)
                 _APPEND_CHAINED.send(connection, row | {"before": before, "after": after})
             return len(records)
-        [head] = _ADVANCE.all(connection, {"count": len(records)})  # takes the head's lock: one writer at a time
-        seq, prev = head["seq"] - len(records), head["hash"]
-        link = prev
+        if head is None:
+            [advanced] = _ADVANCE.all(
+                connection, {"count": len(records)}
+            )  # takes the head's lock: one writer at a time
+            seq, prev = advanced["seq"] - len(records), advanced["hash"]
+        else:
+            seq, prev = head
+        was, link = seq, prev
         for record in records:
             seq += 1
             row = _row(record, now) | {"seq": seq, "prev_hash": prev}
             row["hash"] = entry_hash(row, prev)
             link, prev = prev, row["hash"]
             _INSERT.send(connection, row)
-        _SET_HEAD.send(connection, {"head": prev, "prev": link})
+        if head is None:
+            _SET_HEAD.send(connection, {"head": prev, "prev": link})
+        elif _MOVE_HEAD.rowcount(connection, {"seq": seq, "head": prev, "prev": link, "was": was}) != 1:
+            raise RuntimeError("the audit head moved inside a transaction that holds the write lock")
         return len(records)
 
     @staticmethod

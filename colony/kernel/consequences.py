@@ -7,7 +7,8 @@ from typing import Any
 from sqlalchemy import Connection, Row, bindparam, insert, select
 
 from colony.kernel.models import ConsequenceRecord
-from colony.kernel.store import Prepared, tables
+from colony.kernel.prepared import Prepared
+from colony.kernel.store import tables
 
 __all__ = ["HISTORY_LIMIT", "ConsequenceMemory"]
 

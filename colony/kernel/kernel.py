@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 import uuid
 from collections.abc import Callable, Mapping
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import Any, TypeVar
 
 from sqlalchemy import Connection
@@ -25,10 +25,11 @@ from colony.kernel.auditing import AuditOperations, gate_record
 from colony.kernel.checks import check_name
 from colony.kernel.consequences import ConsequenceMemory
 from colony.kernel.falsification import FalsificationWorker
-from colony.kernel.gate import ActuationGate, GateInputs, pressure
+from colony.kernel.gate import ActuationGate, GateInputs, GateOutcome, pressure
 from colony.kernel.ledger import BUDGET_DIMENSIONS, ResourceLedger
 from colony.kernel.models import (
     AgentProfile,
+    Approval,
     AttestationMode,
     ColonySignal,
     ColonyStatus,
@@ -116,6 +117,17 @@ def _overspend_note(overspent: Mapping[str, float]) -> str:
     return f" [overspent: {shown} past its reservation]"
 
 
+@dataclass(frozen=True, slots=True)
+class _Decided:
+    """What a proposal's transaction decided; the verdict is made from it after the commit."""
+
+    outcome: GateOutcome
+    budget_approved: bool
+    claims: Claims | None
+    approval: Approval | None
+    runtime_held: float | None
+
+
 class ColonyKernel(ApprovalOperations, AuditOperations):
     """The Colony kernel: gate, falsification, ledger, pheromones, roles, consequences, pruning."""
 
@@ -198,9 +210,19 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
         period_now = self.ledger.period(now)
         runs_within = request.runs_within_seconds or estimate["runtime_seconds"]
         expires_at = self.settings.reservation_expiry(now, runs_within)
+        # Grown in the verdict's transaction on SQLite: the runtime then needs no second one before it runs
+        # the action. (A pipelined PostgreSQL transaction sends only prepared statements, read-free.)
+        grows = self.store.is_sqlite and runs_within > estimate["runtime_seconds"]
+        attested = self.settings.attestation is not AttestationMode.OFF
+        # Claims are made before the transaction, and used only if it reserves (they hold no database state).
+        fresh = (
+            self.attestor.issue(proposal_id, request.agent_id, request.action_type, request.target, now)
+            if attested
+            else None
+        )
         over_share: list[bool] = []  # set when the agent's share, not the budget, refused the reservation
 
-        def work(connection: Connection, budget_last: bool) -> GateVerdict:
+        def work(connection: Connection, budget_last: bool) -> _Decided:
             reading = read_for_gate(connection, request.agent_id, request.target, period_now)
             if reading.lapsed(now):  # release lapsed reservations before the budget is weighed
                 self.reservations.expire_due(connection, now)
@@ -223,34 +245,34 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                     required_evidence=[*outcome.required_evidence, "human_approval"],
                 )
             period, claims, approval = None, None, None
+            grant = estimate
+            if outcome.decision is Decision.EXECUTE and grows:
+                name = "runtime_seconds"
+                grant = self.reservations.grant(estimate, name, runs_within, reading.budget, reading.held_runtime)
             if outcome.decision is Decision.EXECUTE and budget_last:
                 # The budget row is every process's hot spot: write the rest first and reserve last,
                 # so its lock is held only until the commit (on PostgreSQL: while the server runs the
                 # last batch). A budget that cannot cover the estimate undoes the whole transaction
                 # (GuardFailed), and the verdict is made again below.
-                period = period_now
-                if self.settings.attestation is not AttestationMode.OFF:
-                    claims = self.attestor.issue(
-                        proposal_id, request.agent_id, request.action_type, request.target, now
-                    )
-                store_proposal(connection, proposal_id, request, outcome, now, period, estimate, claims, expires_at)
-                self.roles.count_proposal(
-                    connection, request.agent_id, outcome.decision, now, known=reading.known_agent
-                )
-                self.shares.hold_or_abort(connection, request.agent_id, estimate)
+                period, claims = period_now, fresh
+                store_proposal(connection, proposal_id, request, outcome, now, period, grant, claims, expires_at)
+                if not reading.known_agent:
+                    self.roles.ensure(connection, request.agent_id, now)  # or another process created it first
+                counted = self.roles.counted(outcome.decision)
+                self.shares.hold_or_abort(connection, request.agent_id, estimate, grant, counted)
                 if reading.budget is None:
                     self.ledger.ensure_period(connection, period)
-                self.ledger.reserve_or_abort(connection, estimate, period)
+                self.ledger.reserve_or_abort(connection, estimate, period, grant)
             else:
                 within_share = True
                 if outcome.decision is Decision.EXECUTE:
                     if not reading.known_agent:
                         self.roles.ensure(connection, request.agent_id, now)
-                    within_share = self.shares.hold(connection, request.agent_id, estimate)
-                    period = self.ledger.reserve(connection, estimate, now) if within_share else None
+                    within_share = self.shares.hold(connection, request.agent_id, estimate, grant)
+                    period = self.ledger.reserve(connection, estimate, now, grant) if within_share else None
                     approved = period is not None
                     if within_share and not approved:
-                        self.shares.free(connection, request.agent_id, estimate)
+                        self.shares.free(connection, request.agent_id, grant)
                 else:
                     approved = self.ledger.covers(reading.budget, estimate)
                 if not approved:
@@ -263,11 +285,9 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                             reason=self.shares.refusal(estimate),
                             required_evidence=["report_outcomes_of_held_reservations", "reduce_budget_estimate"],
                         )
-                elif period is not None and self.settings.attestation is not AttestationMode.OFF:
-                    claims = self.attestor.issue(
-                        proposal_id, request.agent_id, request.action_type, request.target, now
-                    )
-                store_proposal(connection, proposal_id, request, outcome, now, period, estimate, claims, expires_at)
+                elif period is not None:
+                    claims = fresh
+                store_proposal(connection, proposal_id, request, outcome, now, period, grant, claims, expires_at)
                 # The agent's row was taken before the budget's when it reserved; counting it is one more update.
                 self.roles.count_proposal(
                     connection, request.agent_id, outcome.decision, now, known=reading.known_agent
@@ -278,40 +298,42 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                     self.pheromones.deposit(connection, deposit, now=now, tick=reading.tick)
                 if outcome.decision is Decision.HOLD:
                     approval = self.approvals.open(connection, proposal_id, request, outcome, report, estimate, now)
-            runtime_held = None
-            if period is not None and self.store.is_sqlite and runs_within > estimate["runtime_seconds"]:
-                # Grown here, in the verdict's transaction: the runtime then needs no second one before it
-                # runs the action. (A pipelined PostgreSQL transaction sends only prepared statements.)
-                lease = Lease(expires_at, self.settings.attestation_ttl_seconds)
-                runtime_held = self.reservations.grow(connection, proposal_id, "runtime_seconds", runs_within, lease)
             # The head of the audit log is locked last of all, after the budget row, and held until the commit.
             record = gate_record(
                 request, outcome, proposal_id, inputs.budget_approved, approval.approval_id if approval else None
             )
-            AuditLog.append(connection, [record], now)
-            return GateVerdict(
-                decision=outcome.decision,
-                gate_score=outcome.gate_score,
-                reason=outcome.reason,
-                required_evidence=outcome.required_evidence,
-                budget_approved=inputs.budget_approved,
-                falsification_severity=severity,
-                proposal_id=proposal_id,
-                authorization=self.attestor.sign(claims) if claims else None,
-                approval_id=approval.approval_id if approval else None,
-                approval_expires_at=approval.expires_at if approval else None,
-                runtime_held=runtime_held,
-            )
+            AuditLog.append(connection, [record], now, head=reading.audit_head if self.store.is_sqlite else None)
+            held = grant["runtime_seconds"] if period is not None and grows else None
+            return _Decided(outcome, inputs.budget_approved, claims, approval, held)
 
         if self._budget_short_in != period_now:
             try:
-                return self.store.run(lambda connection: work(connection, budget_last=True), pipelined=True)
+                decided = self.store.run(lambda connection: work(connection, budget_last=True), pipelined=True)
             except GuardFailed:  # the reservation did not fit the budget or the agent's share
                 self._budget_short_in = period_now  # until a reservation fits again in this period
-        verdict = self.store.run(lambda connection: work(connection, budget_last=False), pipelined=True)
-        if verdict.decision is Decision.EXECUTE or over_share:  # an agent's share says nothing of the budget
-            self._budget_short_in = None
-        return verdict
+                decided = None
+        else:
+            decided = None
+        if decided is None:
+            decided = self.store.run(lambda connection: work(connection, budget_last=False), pipelined=True)
+            if (
+                decided.outcome.decision is Decision.EXECUTE or over_share
+            ):  # an agent's share says nothing of the budget
+                self._budget_short_in = None
+        outcome, approval = decided.outcome, decided.approval
+        return GateVerdict(  # signed after the commit: the transaction holds no lock while the token is made
+            decision=outcome.decision,
+            gate_score=outcome.gate_score,
+            reason=outcome.reason,
+            required_evidence=outcome.required_evidence,
+            budget_approved=decided.budget_approved,
+            falsification_severity=severity,
+            proposal_id=proposal_id,
+            authorization=self.attestor.sign(decided.claims) if decided.claims else None,
+            approval_id=approval.approval_id if approval else None,
+            approval_expires_at=approval.expires_at if approval else None,
+            runtime_held=decided.runtime_held,
+        )
 
     def authorization_for(self, proposal_id: str, request: ProposeActionRequest | Mapping[str, Any]) -> str | None:
         """The signed authorization of ``request``'s EXECUTE verdict again (extension), or None if it had none.
@@ -428,6 +450,7 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                 now,
                 agent,
                 may_raise=believed,
+                freed=held_by(proposal) if proposal is not None else None,  # a proposal is its agent's own
             )
             overspent = _overspent(request.usage(), held_by(proposal) if proposal is not None else None)
             ConsequenceMemory.store(
@@ -450,7 +473,6 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
             self.pheromones.deposit_traces(connection, deposits, traces, now=now)
             # The budget row is every process's hot spot: lock it last, so it is held the shortest time.
             if proposal is not None:
-                self.shares.free(connection, proposal["agent_id"], held_by(proposal))
                 self.ledger.settle(connection, proposal["period"], held_by(proposal), request.usage())
             else:
                 self.ledger.charge(connection, request.usage(), now)

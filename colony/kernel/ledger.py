@@ -18,7 +18,8 @@ from sqlalchemy.engine import Dialect
 
 from colony.kernel.checks import BUDGET_DIMENSIONS
 from colony.kernel.models import BudgetDimension
-from colony.kernel.store import GuardFailed, Prepared, dialect_insert, tables
+from colony.kernel.prepared import Prepared
+from colony.kernel.store import GuardFailed, dialect_insert, tables
 
 __all__ = ["BUDGET_DIMENSIONS", "ResourceLedger"]
 
@@ -71,6 +72,27 @@ _SETTLE = Prepared(
     update(_B).where(_IN_PERIOD).values(_freeing_held() | _adding("use", "used") | _counting_overspend())
 )
 _USAGE = Prepared(select(_B).where(_IN_PERIOD))
+# Growing a reservation by what the ceiling leaves: the period's row read and locked, then its reservation raised.
+_GROWING = {
+    name: Prepared(
+        select(
+            _B.c[f"{name}_used"].label("used"),
+            _B.c[f"{name}_reserved"].label("reserved"),
+            _B.c[f"{name}_max"].label("ceiling"),
+        )
+        .where(_IN_PERIOD)
+        .with_for_update()
+    )
+    for name in BUDGET_DIMENSIONS
+}
+_GROWN = {
+    name: Prepared(
+        update(_B)
+        .where(_IN_PERIOD)
+        .values({_B.c[f"{name}_reserved"]: _B.c[f"{name}_reserved"] + bindparam("extra", type_=Float)})
+    )
+    for name in BUDGET_DIMENSIONS
+}
 
 
 class ResourceLedger:
@@ -86,14 +108,18 @@ class ResourceLedger:
 
     @staticmethod
     def _reserve_statement() -> Update:
-        """``UPDATE ... SET reserved += x WHERE period = p AND used + reserved + x <= max`` for every dimension."""
+        """``UPDATE ... SET reserved += g WHERE period = p AND used + reserved + x <= max`` for every dimension.
+
+        ``x`` is the estimate that must fit; ``g`` what is granted, at least ``x`` (a reservation
+        grown, in the same statement, toward the runtime its call may take: see ``Reservations.grant``).
+        """
         statement = update(_B).where(_IN_PERIOD)
         increments = {}
         for name in BUDGET_DIMENSIONS:
             amount = bindparam(f"add_{name}", type_=Float)
             used, reserved, ceiling = _B.c[f"{name}_used"], _B.c[f"{name}_reserved"], _B.c[f"{name}_max"]
             statement = statement.where(used + reserved + amount <= ceiling)
-            increments[f"{name}_reserved"] = reserved + amount
+            increments[f"{name}_reserved"] = reserved + bindparam(f"grant_{name}", type_=Float)
         return statement.values(**increments)
 
     def period(self, now: float) -> int:
@@ -122,20 +148,35 @@ class ResourceLedger:
         return self.covers(rows[0] if rows else None, estimate)
 
     @staticmethod
-    def _amounts(period: int, estimate: Mapping[str, float]) -> dict[str, float | int]:
-        return {"in_period": period} | {f"add_{name}": float(estimate.get(name, 0.0)) for name in BUDGET_DIMENSIONS}
+    def _amounts(
+        period: int, estimate: Mapping[str, float], grant: Mapping[str, float] | None
+    ) -> dict[str, float | int]:
+        granted = estimate if grant is None else grant
+        return (
+            {"in_period": period}
+            | {f"add_{name}": float(estimate.get(name, 0.0)) for name in BUDGET_DIMENSIONS}
+            | {f"grant_{name}": float(granted.get(name, 0.0)) for name in BUDGET_DIMENSIONS}
+        )
 
-    def reserve(self, connection: Connection, estimate: dict[str, float], now: float) -> int | None:
-        """Reserve ``estimate`` in the current period with one conditional update; its period, or None."""
+    def reserve(
+        self, connection: Connection, estimate: dict[str, float], now: float, grant: Mapping[str, float] | None = None
+    ) -> int | None:
+        """Reserve ``grant`` (default: ``estimate``) if ``estimate`` fits this period; its period, or None."""
         period = self.period(now)
-        parameters = self._amounts(period, estimate)
+        parameters = self._amounts(period, estimate, grant)
         if self._reserve.rowcount(connection, parameters) == 1:
             return period
         self.ensure_period(connection, period)
         return period if self._reserve.rowcount(connection, parameters) == 1 else None
 
-    def reserve_or_abort(self, connection: Connection, estimate: Mapping[str, float], period: int) -> None:
-        """Reserve ``estimate`` in ``period`` (whose row exists), or undo the whole transaction.
+    def reserve_or_abort(
+        self,
+        connection: Connection,
+        estimate: Mapping[str, float],
+        period: int,
+        grant: Mapping[str, float] | None = None,
+    ) -> None:
+        """Reserve ``grant`` (default: ``estimate``) in ``period`` (its row exists) if ``estimate`` fits, or undo all.
 
         On PostgreSQL the guard is sent without waiting, and the transaction fails at its
         commit; elsewhere the update runs at once.
@@ -143,7 +184,7 @@ class ResourceLedger:
         Raises:
             GuardFailed: the estimate does not fit (from :meth:`Store.run` on PostgreSQL).
         """
-        parameters = self._amounts(period, estimate)
+        parameters = self._amounts(period, estimate, grant)
         if connection.dialect.name == "postgresql":
             self._reserve_or_abort.send(connection, parameters)
         elif self._reserve.rowcount(connection, parameters) != 1:
@@ -164,13 +205,13 @@ class ResourceLedger:
         The row is locked (``FOR UPDATE``; on SQLite the transaction holds the write lock), so two
         calls growing at once never reserve the same headroom.
         """
-        used, reserved, ceiling = (_B.c[f"{name}_{column}"] for column in ("used", "reserved", "max"))
-        row = connection.execute(select(used, reserved, ceiling).where(_B.c.period == period).with_for_update()).first()
-        if row is None or wanted <= 0:
+        rows = _GROWING[name].all(connection, {"in_period": period})
+        if not rows or wanted <= 0:
             return 0.0
-        extra = max(0.0, min(float(wanted), row[2] - row[0] - row[1]))
+        row = rows[0]
+        extra = max(0.0, min(float(wanted), row["ceiling"] - row["used"] - row["reserved"]))
         if extra > 0:
-            connection.execute(update(_B).where(_B.c.period == period).values({reserved: reserved + extra}))
+            _GROWN[name].send(connection, {"in_period": period, "extra": extra})
         return extra
 
     def charge(self, connection: Connection, actual: dict[str, float], now: float) -> None:

@@ -18,7 +18,8 @@ from typing import Any
 from sqlalchemy import Connection, bindparam, delete, select, update
 
 from colony.kernel.models import ColonySignal, DecayRate, SignalSource, SignalSummary, SignalType
-from colony.kernel.store import Pending, Prepared, dialect_insert, tables
+from colony.kernel.prepared import Pending, Prepared
+from colony.kernel.store import dialect_insert, tables
 
 __all__ = ["BASE_EVAPORATION", "Deposit", "PheromoneStore", "expiry_tick", "keep_fraction", "strength_at"]
 

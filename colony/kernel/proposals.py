@@ -13,26 +13,31 @@ from colony.kernel.checks import BUDGET_DIMENSIONS
 from colony.kernel.gate import GateOutcome
 from colony.kernel.models import ProposeActionRequest, Role, SignalType
 from colony.kernel.pheromones import strength_at
+from colony.kernel.prepared import Prepared
 from colony.kernel.reservations import EARLIEST_EXPIRY
 from colony.kernel.roles import INITIAL_TRUST, role_for
 from colony.kernel.schema import tables
-from colony.kernel.store import Prepared
 
 __all__ = ["GateReading", "new_proposal_id", "open_reservation", "read_for_gate", "store_proposal"]
 
 _INSERT = Prepared(insert(tables.proposals))
 _STATE, _AGENTS, _TRACES, _BUDGET = tables.kernel_state, tables.agents, tables.pheromones, tables.budget_periods
+_HEAD = tables.audit_head
 _BUDGET_COLUMNS = tuple(
     _BUDGET.c[f"{name}_{column}"] for name in BUDGET_DIMENSIONS for column in ("used", "reserved", "max")
 )
-# Everything a verdict reads, in one round trip: the tick, the agent's trust and role, the traces at the target,
-# the period's budget, and whether a reservation has lapsed (then the kernel releases it before it weighs the budget).
+# Everything a verdict reads, in one round trip: the tick, the agent's trust, role and held runtime, the traces at the
+# target, the period's budget, whether a reservation has lapsed (then the kernel releases it before it weighs the
+# budget), and the audit log's head.
 _GATE_READING = Prepared(
     select(
         EARLIEST_EXPIRY.label("earliest_expiry"),  # one probe of the partial index of open reservations
         _STATE.c.tick_count,
+        _HEAD.c.seq.label("audit_seq"),
+        _HEAD.c.hash.label("audit_hash"),
         _AGENTS.c.trust,
         _AGENTS.c.role,
+        _AGENTS.c.held_runtime_seconds,
         _TRACES.c.signal_type,
         _TRACES.c.strength,
         _TRACES.c.decay_rate,
@@ -42,7 +47,8 @@ _GATE_READING = Prepared(
         *_BUDGET_COLUMNS,
     )
     .select_from(
-        _STATE.outerjoin(_AGENTS, _AGENTS.c.agent_id == bindparam("agent"))
+        _STATE.join(_HEAD, _HEAD.c.id == _STATE.c.id)
+        .outerjoin(_AGENTS, _AGENTS.c.agent_id == bindparam("agent"))
         .outerjoin(_TRACES, _TRACES.c.location == bindparam("location"))
         .outerjoin(_BUDGET, _BUDGET.c.period == bindparam("in_period"))
     )
@@ -52,7 +58,11 @@ _GATE_READING = Prepared(
 
 @dataclass(frozen=True)
 class GateReading:
-    """What the gate weighs from the database: read without locks, so no lock is held while it decides."""
+    """What the gate weighs from the database: read without locks, so no lock is held while it decides.
+
+    On SQLite the transaction holds the write lock already, so what it read stays true until
+    the transaction writes it: the runtime a reservation can grow to, and the audit head.
+    """
 
     tick: int
     trust: float
@@ -61,6 +71,8 @@ class GateReading:
     earliest_expiry: float | None = None
     known_agent: bool = True
     budget: dict[str, float] | None = None  # the period's used, reserved and max per dimension; None: no row yet
+    held_runtime: float = 0.0  # the runtime seconds the agent's open reservations hold
+    audit_head: tuple[int, str] | None = None  # the audit log's last seq and hash
 
     def lapsed(self, now: float) -> bool:
         """Whether some open reservation's authorization has expired by ``now``."""
@@ -82,9 +94,11 @@ def read_for_gate(connection: Connection, agent_id: str, target: str, period: in
     }
     expiry = first["earliest_expiry"]
     budget = None if first["period"] is None else {column.name: first[column.name] for column in _BUDGET_COLUMNS}
+    head = (int(first["audit_seq"]), str(first["audit_hash"]))
     if first["role"] is None:
-        return GateReading(tick, INITIAL_TRUST, role_for(INITIAL_TRUST), strengths, expiry, False, budget)
-    return GateReading(tick, first["trust"], Role(first["role"]), strengths, expiry, True, budget)
+        return GateReading(tick, INITIAL_TRUST, role_for(INITIAL_TRUST), strengths, expiry, False, budget, 0.0, head)
+    held = float(first["held_runtime_seconds"])
+    return GateReading(tick, first["trust"], Role(first["role"]), strengths, expiry, True, budget, held, head)
 
 
 def new_proposal_id() -> str:

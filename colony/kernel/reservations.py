@@ -19,17 +19,19 @@ from __future__ import annotations
 
 import uuid
 from collections import defaultdict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, literal_column, select, update
+from sqlalchemy import Connection, Float, bindparam, literal_column, select, update
 
 from colony.kernel.consequences import ConsequenceMemory
 from colony.kernel.ledger import BUDGET_DIMENSIONS, ResourceLedger
 from colony.kernel.models import ConsequenceKind, ConsequenceRecord, Reporter
+from colony.kernel.prepared import Prepared
 from colony.kernel.roles import RoleAdapter
 from colony.kernel.shares import AgentShares
-from colony.kernel.store import Prepared, tables
+from colony.kernel.store import tables
 
 __all__ = ["EARLIEST_EXPIRY", "OPEN", "SETTLING", "Lease", "Reservations", "held_by"]
 
@@ -65,6 +67,30 @@ _TAKE = Prepared(
     .values(reservation=literal_column(f"'{SETTLED}'"), consumed_at=bindparam("now"))
     .returning(*SETTLING)
 )
+
+# Growing a reservation: its proposal read and locked, then its hold and lease set (per ledger dimension).
+_GROWING = {
+    name: Prepared(
+        select(_P.c.period, _P.c[f"reserved_{name}"].label("held"), _P.c.agent_id, _P.c.created_at, _P.c.expires_at)
+        .where(_P.c.proposal_id == bindparam("proposal"))
+        .where(_IS_OPEN)
+        .with_for_update()
+    )
+    for name in BUDGET_DIMENSIONS
+}
+_GROWN = {
+    name: Prepared(
+        update(_P)
+        .where(_P.c.proposal_id == bindparam("proposal"))
+        .values(
+            {
+                _P.c.expires_at: bindparam("until", type_=Float),
+                _P.c[f"reserved_{name}"]: _P.c[f"reserved_{name}"] + bindparam("extra", type_=Float),
+            }
+        )
+    )
+    for name in BUDGET_DIMENSIONS
+}
 
 
 def held_by(row: dict[str, Any]) -> dict[str, float]:
@@ -108,6 +134,32 @@ class Reservations:
                 return taken[0]
         return None
 
+    def grant(
+        self,
+        estimate: Mapping[str, float],
+        name: str,
+        up_to: float,
+        budget: Mapping[str, float] | None,
+        held: float,
+    ) -> dict[str, float]:
+        """``estimate`` with ``name`` grown toward ``up_to``, as far as the period's budget and the agent's share leave.
+
+        ``budget`` (the period's row, None before it has one) and ``held`` (what the agent's open
+        reservations hold) must be read in the transaction that reserves, under its write lock
+        (SQLite's ``BEGIN IMMEDIATE``): the reservation's own conditional update then holds what
+        :meth:`grow` would add after it, without reading the rows again. The estimate must still fit.
+        """
+        wanted = up_to - estimate[name]
+        if wanted <= 0:
+            return dict(estimate)
+        ceiling = budget[f"{name}_max"] if budget is not None else None
+        if budget is None or ceiling is None:
+            headroom = self.ledger.limits[name]
+        else:
+            headroom = ceiling - budget[f"{name}_used"] - budget[f"{name}_reserved"]
+        extra = max(0.0, min(wanted, headroom - estimate[name], self.shares.caps[name] - held - estimate[name]))
+        return {**estimate, name: estimate[name] + extra}
+
     def grow(self, connection: Connection, proposal_id: str, name: str, up_to: float, lease: Lease) -> float | None:
         """Let an open reservation hold up to ``up_to`` of ``name`` and stay open until ``lease.until``; what it holds.
 
@@ -115,24 +167,17 @@ class Reservations:
         open reservation. Locks the proposal, then its agent's row, then its period's row: the
         kernel's one order.
         """
-        held = _P.c[f"reserved_{name}"]
-        row = connection.execute(
-            select(_P.c.period, held, _P.c.agent_id, _P.c.created_at, _P.c.expires_at)
-            .where(_P.c.proposal_id == proposal_id)
-            .where(_IS_OPEN)
-            .with_for_update()
-        ).first()
-        if row is None or row[0] is None:
+        found = _GROWING[name].all(connection, {"proposal": proposal_id})
+        if not found or found[0]["period"] is None:
             return None
-        period, holding, agent_id = int(row[0]), float(row[1]), str(row[2])
-        until = max(float(row[4]), min(lease.until, float(row[3]) + lease.ttl_seconds))
+        row = found[0]
+        period, holding, agent_id = int(row["period"]), float(row["held"]), str(row["agent_id"])
+        until = max(float(row["expires_at"]), min(lease.until, float(row["created_at"]) + lease.ttl_seconds))
         room = self.shares.room(connection, agent_id, name, up_to - holding)
         extra = self.ledger.grow(connection, period, name, room)
-        values: dict[Any, Any] = {_P.c.expires_at: until}
+        _GROWN[name].send(connection, {"proposal": proposal_id, "until": until, "extra": extra})
         if extra > 0:
-            values[held] = held + extra
             self.shares.add(connection, agent_id, {name: extra})
-        connection.execute(update(_P).where(_P.c.proposal_id == proposal_id).values(values))
         return holding + extra
 
     def expire_due(self, connection: Connection, now: float) -> int:

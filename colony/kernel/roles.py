@@ -7,16 +7,19 @@ slow to earn (a share of the headroom to 1.0) and quick to lose (a share of what
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import Connection, Integer, Row, bindparam, func, select, update
+from sqlalchemy import Connection, Float, Integer, Row, bindparam, func, select, update
 
+from colony.kernel.checks import BUDGET_DIMENSIONS
 from colony.kernel.counters import Counts
 from colony.kernel.models import Decision, Role
-from colony.kernel.store import Pending, Prepared, dialect_insert, tables
+from colony.kernel.prepared import Pending, Prepared
+from colony.kernel.store import dialect_insert, tables
 
-__all__ = ["INITIAL_TRUST", "ROLE_THRESHOLDS", "AgentRow", "RoleAdapter", "role_for", "updated_trust"]
+__all__ = ["COUNTING", "INITIAL_TRUST", "ROLE_THRESHOLDS", "AgentRow", "RoleAdapter", "role_for", "updated_trust"]
 
 INITIAL_TRUST = 0.1
 ROLE_THRESHOLDS = {
@@ -47,6 +50,8 @@ _APPLY_OUTCOME = Prepared(
         role=bindparam("new_role"),
         last_updated=bindparam("now"),
         **{column: bindparam(f"set_{name}", type_=Integer) for name, column in _COUNTERS.items()},
+        # What the reservation the outcome settles held comes off the agent's share in the same update.
+        **{f"held_{name}": _A.c[f"held_{name}"] - bindparam(f"free_{name}", type_=Float) for name in BUDGET_DIMENSIONS},
     )
 )
 _SET_COUNTS = Prepared(
@@ -55,11 +60,11 @@ _SET_COUNTS = Prepared(
     .values(**{column: bindparam(f"set_{name}", type_=Integer) for name, column in _COUNTERS.items()})
 )
 # A verdict only adds (see counters.py), so concurrent proposers need no lock on the agent's row to count.
-_COUNT_PROPOSAL = Prepared(
-    update(_A)
-    .where(_A.c.agent_id == bindparam("agent"))
-    .values(**{column: _A.c[column] + bindparam(f"add_{name}", type_=Integer) for name, column in _COUNTERS.items()})
-)
+#: ``counter = counter + :add_<name>`` for each of an agent's proposal counters: counting a verdict.
+COUNTING: dict[str, Any] = {
+    column: _A.c[column] + bindparam(f"add_{name}", type_=Integer) for name, column in _COUNTERS.items()
+}
+_COUNT_PROPOSAL = Prepared(update(_A).where(_A.c.agent_id == bindparam("agent")).values(**COUNTING))
 _ENSURE = Prepared(
     lambda dialect: (
         dialect_insert(dialect)(_A)
@@ -160,6 +165,11 @@ class RoleAdapter:
         _COUNT_PROPOSAL.send(connection, {"agent": agent_id, **_VERDICT_INCREMENTS[decision]})
 
     @staticmethod
+    def counted(decision: Decision) -> dict[str, int]:
+        """The parameters of :data:`COUNTING` for one more proposal with ``decision``."""
+        return _VERDICT_INCREMENTS[decision]
+
+    @staticmethod
     def lock(connection: Connection, agent_id: str) -> Pending:
         """Lock (and read) the agent's profile, for :meth:`apply_outcome`."""
         return _LOCK_AGENT.send(connection, {"agent": agent_id})
@@ -190,11 +200,13 @@ class RoleAdapter:
         locked: Pending | None = None,
         *,
         may_raise: bool = True,
+        freed: Mapping[str, float] | None = None,
     ) -> tuple[AgentRow, AgentRow]:
         """Update trust, role and counters for one outcome (see counters.py); the profile (before, after).
 
         ``locked`` is what :meth:`lock` sent earlier in this transaction, if it did. Without
         ``may_raise`` (the agent's own word) the outcome may lower trust but never raise it.
+        ``freed`` is what the reservation the outcome settles held: it leaves the agent's share.
         """
         before = self._locked(connection, agent_id, now, locked)
         trust = updated_trust(before.trust, tests_passed, human_feedback)
@@ -202,6 +214,7 @@ class RoleAdapter:
             trust = min(before.trust, trust)
         counts = before.counts.on_outcome(tests_passed and human_feedback >= 0)
         parameters = {"agent": agent_id, "new_trust": trust, "new_role": role_for(trust).value, "now": now}
+        parameters |= {f"free_{name}": float((freed or {}).get(name, 0.0)) for name in BUDGET_DIMENSIONS}
         _APPLY_OUTCOME.send(connection, parameters | _counter_values(counts))
         after = AgentRow(agent_id=agent_id, trust=trust, role=role_for(trust), counts=counts, last_updated=now)
         return before, after

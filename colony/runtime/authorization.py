@@ -42,9 +42,18 @@ class Authorization:
     _spent: threading.Event = field(default_factory=threading.Event, repr=False, compare=False)
 
     @classmethod
-    def _issue(cls, **values: str | None) -> Authorization:
+    def _issue(
+        cls,
+        *,
+        proposal_id: str,
+        agent_id: str,
+        tool: str,
+        action: str,
+        token: str | None = None,
+        approved_by: str | None = None,
+    ) -> Authorization:
         """Issued by the Governor only."""
-        return cls(**values, _issuer=_ISSUER)  # type: ignore[arg-type]
+        return cls(proposal_id, agent_id, tool, action, token, approved_by, _issuer=_ISSUER)
 
     def rollback(self, action: str) -> Authorization:
         """The authorization for the action that undoes this one (a rollback runs under the same verdict)."""

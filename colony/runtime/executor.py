@@ -54,6 +54,15 @@ class Executor(Protocol):
         """The action's result; a governed action without a valid authorization raises UngatedActionError."""
         ...
 
+    def blocking(self, tool: CatalogTool, action: str) -> BlockingAction | None:
+        """How this executor runs a governed call's steps: ``action`` as a plain call, or None.
+
+        A plain call runs in the worker thread that carries the gate and the record too (one
+        hop, under the deadline ``run`` would apply); None runs it through ``run`` on the
+        event loop, between a hop for the steps before it and one for the record.
+        """
+        ...
+
 
 class InProcessExecutor:
     """Runs actions for this process: coroutines on the loop, blocking work on a thread, CPU-bound work in a worker."""

@@ -10,9 +10,13 @@
       REFUSE  -> the verdict is the answer (the kernel laid a FAILURE trace)
     a failed check after the run -> the declared rollback action -> record as failed
 
-A blocking action this process runs itself (no proposing strategy, no check after
-the run) is proposed, run and recorded in one worker thread (one_hop.py): one hop
-between the event loop and a thread instead of three, under the same deadline.
+One path for every call: the steps that are plain kernel calls (the gate, growing the
+reservation, the record) run one after another in one worker thread (``hop.py``), and the
+executor says whether the action is one of them (``Executor.blocking``): this process's
+own executor runs a blocking action there, so the whole call is one hop between the event
+loop and a thread; Prefect's runs it as a task on the loop, between a hop for the steps
+before it and one for the record. A proposing strategy asks the gate on the loop first,
+and a check after the run runs on the loop before the record.
 
 Every action runs under one deadline: the call's own timeout (``call_timeout`` of its
 tool), at most the executor's ceiling, cut to the runtime seconds its reservation can
@@ -29,7 +33,7 @@ from __future__ import annotations
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
 import anyio.to_thread
 
@@ -38,16 +42,20 @@ from colony.errors import ColonyError, ToolInputError, VerificationError
 from colony.runtime.authorization import Authorization
 from colony.runtime.call import CallOutcome, CallRequest, CallStatus
 from colony.runtime.catalog import CatalogTool
-from colony.runtime.executor import BlockingAction, Executor, InProcessExecutor, timed_out
+from colony.runtime.executor import BlockingAction, Executor, timed_out
 from colony.runtime.governed import OutcomeDraft, call_seconds, failed_as, outcome_report, proposal_for, ran_as
 from colony.runtime.held import approval_view, check_resubmission
-from colony.runtime.kernels import KernelProvider
-from colony.runtime.one_hop import Handoff, Phase, run_in_one_hop
+from colony.runtime.hop import Handoff, Phase, run_in_one_hop
+from colony.runtime.kernel_port import KernelPort, KernelSource
 from colony.runtime.principal import Acting
 from colony.runtime.views import RecordView, VerdictView
 
+if TYPE_CHECKING:
+    from colony.kernel import Approval, GateVerdict, OutcomeRecord, ProposeActionRequest, Role
+
 __all__ = ["GovernanceEvents", "Governor", "HeldCall", "HoldDecision", "HoldStrategy", "Proposer", "Verifier"]
 
+T = TypeVar("T")
 _MIN_RATIONALE = 20
 MAX_RUNS_WITHIN = 86400.0  # the bound of ProposeActionRequest.runs_within_seconds
 
@@ -76,7 +84,7 @@ class HoldDecision:
 HoldStrategy = Callable[[HeldCall], Awaitable[HoldDecision | None]]
 """Waits for a person; None means nobody decided in time."""
 
-Proposer = Callable[[Any], Awaitable[Any]]
+Proposer = Callable[["ProposeActionRequest"], Awaitable["GateVerdict"]]
 """Asks the gate: a ProposeActionRequest in, a GateVerdict out (Prefect's is a task cached per flow run)."""
 
 Verifier = Callable[[Any], Awaitable[None]]
@@ -94,10 +102,23 @@ class GovernanceEvents(Protocol):
 
 
 @dataclass
+class Course:
+    """What a governed call's steps produced so far: the hop's thread fills it, the loop reads it after the hop."""
+
+    verdict: GateVerdict | None = None
+    authorization: Authorization | None = None
+    limit: float = 0.0  # the action's deadline, in seconds from its start
+    started: float | None = None  # on the Governor's clock, once the action started
+    result: Any = None
+    error: ColonyError | None = None
+    record: tuple[OutcomeRecord, Role | None] | None = None  # the record, and the agent's role before it
+
+
+@dataclass
 class Governor:
     """Gate, then execute, then record: every governed call, from every surface."""
 
-    kernels: KernelProvider
+    kernels: KernelSource
     executor: Executor
     on_hold: HoldStrategy | None = None
     events: GovernanceEvents | None = None
@@ -129,25 +150,19 @@ class Governor:
             )
         proposal = proposal_for(tool, action, arguments, request, acting)
         outcome = OutcomeDraft(tool.name, action, acting, None, version=tool.cls.spec.version)
-        blocking = self._blocking(tool, action, verify)
-        if blocking is not None:  # the gate, the action and the record in one worker thread
-            hop = await self._one_hop(tool, blocking, proposal, arguments, outcome)
-            verdict = hop.values["verdict"]
-        elif self.propose is not None:
-            verdict = await self.propose(proposal)
-        else:
-            verdict = await anyio.to_thread.run_sync(self.kernels.get().propose_action, proposal)
+        course = Course(verdict=None if self.propose is None else await self.propose(proposal))
+        if course.verdict is None or course.verdict.decision is Decision.EXECUTE:
+            await self._carry(tool, arguments, outcome, course, verify, proposal)
+        verdict = course.verdict
+        assert verdict is not None and verdict.proposal_id is not None
         outcome.verdict = shown = VerdictView.of(verdict)
-        if blocking is not None and verdict.decision is Decision.EXECUTE:
-            return await self._after_one_hop(tool, hop, outcome)
         if verdict.decision is Decision.REFUSE:
             self._refused(outcome, shown.to_dict())
             return outcome.finish(CallStatus.REFUSED)
-        token = verdict.authorization  # the kernel's own, when it issued one (EXECUTE)
-        reviewer = None
         if verdict.decision is Decision.HOLD:
-            assert verdict.approval_id is not None
-            approval = await self._kernel(lambda kernel: kernel.get_approval(verdict.approval_id))
+            approval_id = verdict.approval_id
+            assert approval_id is not None
+            approval = await self._kernel(lambda kernel: kernel.get_approval(approval_id))
             outcome.approval = approval_view(approval)
             if self.on_hold is None:
                 return outcome.finish(CallStatus.HELD)
@@ -156,18 +171,8 @@ class Governor:
             outcome.approval = approval_view(approval)
             if approval.state is not ApprovalState.APPROVED:
                 return await self._not_approved(outcome, approval)
-            token, reviewer = await self._claim(approval, tool.name, action, arguments, acting)
-            outcome.verdict = shown.approved(reviewer)
-        assert verdict.proposal_id is not None
-        authorization = Authorization._issue(
-            proposal_id=verdict.proposal_id,
-            agent_id=acting.agent_id,
-            tool=tool.name,
-            action=action,
-            token=token,
-            approved_by=reviewer,
-        )
-        return await self._execute(tool, action, arguments, authorization, outcome, verify)
+            course = await self._approved(tool, arguments, outcome, approval, verify)
+        return await self._finish(tool, arguments, outcome, course, verify)
 
     async def resume(
         self,
@@ -192,106 +197,149 @@ class Governor:
             return outcome.finish(CallStatus.HELD)
         if approval.state is not ApprovalState.APPROVED:
             return await self._not_approved(outcome, approval)
-        token, reviewer = await self._claim(approval, tool.name, action, arguments, acting)
-        outcome.verdict = shown.approved(reviewer)
-        authorization = Authorization._issue(
-            proposal_id=approval.proposal_id,
-            agent_id=acting.agent_id,
-            tool=tool.name,
-            action=action,
-            token=token,
-            approved_by=reviewer,
-        )
-        return await self._execute(tool, action, arguments, authorization, outcome, verify)
+        course = await self._approved(tool, arguments, outcome, approval, verify)
+        return await self._finish(tool, arguments, outcome, course, verify)
 
-    def _blocking(self, tool: CatalogTool, action: str, verify: Verifier | None) -> BlockingAction | None:
-        """The action as a plain call when the whole call can run in one worker thread, else None.
-
-        Only this process's own executor offers it, for an action it would run in a thread
-        anyway; a proposing strategy (Prefect's task) or a check after the run keeps the hops.
-        """
-        if self.propose is not None or verify is not None or not isinstance(self.executor, InProcessExecutor):
-            return None
-        return self.executor.blocking(tool, action)
-
-    async def _one_hop(
+    async def _approved(
         self,
         tool: CatalogTool,
-        blocking: BlockingAction,
-        proposal: Any,
         arguments: dict[str, Any],
         outcome: OutcomeDraft,
-    ) -> Handoff:
-        """Propose, and on EXECUTE run the action and record it, in one worker thread (see one_hop.py)."""
-        from colony.kernel import Decision, Reporter
+        approval: Approval,
+        verify: Verifier | None,
+    ) -> Course:
+        """Claim an approved call's one-time authorization, then take the steps that run it."""
+        from colony.kernel import arguments_digest
+
+        acting, action = outcome.acting, outcome.action
+        digest = arguments_digest(arguments)
+        claim = await self._kernel(
+            lambda kernel: kernel.claim_approval(
+                approval.approval_id, agent_id=acting.agent_id, tool=tool.name, action=action, arguments_digest=digest
+            )
+        )
+        reviewer = claim.approval.decided_by
+        assert outcome.verdict is not None
+        outcome.verdict = outcome.verdict.approved(reviewer)
+        authorization = _authorize(outcome, approval.proposal_id, claim.authorization, reviewer)
+        return await self._carry(tool, arguments, outcome, Course(authorization=authorization), verify)
+
+    async def _carry(
+        self,
+        tool: CatalogTool,
+        arguments: dict[str, Any],
+        outcome: OutcomeDraft,
+        course: Course,
+        verify: Verifier | None,
+        proposal: ProposeActionRequest | None = None,
+    ) -> Course:
+        """Take the call's steps in one worker thread, as far as they go there.
+
+        The gate (unless the course has its verdict or authorization), the reservation's
+        runtime, and when the executor gives the action as a plain call and no check follows
+        it: the action under its deadline, and its record.
+        """
+        from colony.kernel import Decision
 
         kernel = self.kernels.get()
-        wanted = call_seconds(tool, outcome.action, arguments, self.executor.timeout_seconds)
-        proposal = proposal.model_copy(update={"runs_within_seconds": min(wanted, MAX_RUNS_WITHIN)})
+        action = outcome.action
+        wanted = call_seconds(tool, action, arguments, self.executor.timeout_seconds)
+        blocking = self.executor.blocking(tool, action) if verify is None else None
 
-        def work(handoff: Handoff) -> None:
-            values = handoff.values
-            verdict = values["verdict"] = kernel.propose_action(proposal)
-            if verdict.decision is not Decision.EXECUTE:
-                return
-            authorization = values["authorization"] = Authorization._issue(
-                proposal_id=verdict.proposal_id,
-                agent_id=outcome.acting.agent_id,
-                tool=outcome.tool,
-                action=outcome.action,
-                token=verdict.authorization,
-            )
-            held = verdict.runtime_held  # grown at the verdict, or asked for now
-            limit = values["limit"] = (
-                min(wanted, held) if held is not None else _granted(kernel, authorization.proposal_id, wanted)
-            )
-            with deadline_scope(limit) as left:  # from the action's start, as the executor's own
-                started = values["started"] = self.clock()
-                if not handoff.move(Phase.RUNNING, expires_at=time.monotonic() + left + kill_grace(left)):
+        def steps(handoff: Handoff) -> None:
+            held = None
+            if course.authorization is None:
+                if course.verdict is None:
+                    assert proposal is not None
+                    asked = proposal.model_copy(update={"runs_within_seconds": min(wanted, MAX_RUNS_WITHIN)})
+                    course.verdict = kernel.propose_action(asked)
+                verdict = course.verdict
+                if verdict.decision is not Decision.EXECUTE:
                     return
-                try:
-                    values["result"] = blocking(arguments, authorization)
-                    what, passed = ran_as(values["result"], limit), True
-                except ColonyError as error:
-                    values["error"] = error
-                    what, passed = f"{failed_as(error)}: {error}", False
-            if not handoff.move(Phase.RECORDING):
-                return  # past its deadline: the loop answered timed out and records that
-            report = outcome_report(outcome, what, passed, max(0.0, self.clock() - started))
-            before = kernel.agent_profile(report.agent_id).role if self.events is not None else None
-            values["record"] = (
-                kernel.record_outcome(
-                    report, authorization=authorization.token, reported_by=Reporter.RUNTIME, measured=True
-                ),
-                before,
-            )
+                assert verdict.proposal_id is not None
+                course.authorization = _authorize(outcome, verdict.proposal_id, verdict.authorization)
+                held = verdict.runtime_held  # grown with the verdict, or asked for now
+            authorization = course.authorization
+            if held is None:
+                held = kernel.reserve_runtime(authorization.proposal_id, wanted)
+            course.limit = wanted if held is None else min(wanted, held)
+            if blocking is not None:
+                self._run_here(kernel, handoff, course, blocking, arguments, outcome)
 
-        return await run_in_one_hop(work, wanted + kill_grace(wanted))
+        await run_in_one_hop(steps, wanted + kill_grace(wanted))
+        return course
 
-    async def _after_one_hop(self, tool: CatalogTool, hop: Handoff, outcome: OutcomeDraft) -> CallOutcome:
-        """The outcome of an EXECUTE run in one hop; an action that overran its deadline is recorded as timed out."""
-        values = hop.values
-        if hop.state()[0] is Phase.ABANDONED:
-            error = timed_out(tool, values["limit"])
-            await self._record(
-                outcome, values["authorization"], f"{failed_as(error)}: {error}", False, values["started"]
-            )
+    def _run_here(
+        self,
+        kernel: KernelPort,
+        handoff: Handoff,
+        course: Course,
+        blocking: BlockingAction,
+        arguments: dict[str, Any],
+        outcome: OutcomeDraft,
+    ) -> None:
+        """In the hop's thread: the action under its deadline, then its record (unless the loop gave up on it)."""
+        with deadline_scope(course.limit) as left:  # from the action's start, as the executor's own
+            course.started = self.clock()
+            if not handoff.move(Phase.RUNNING, expires_at=time.monotonic() + left + kill_grace(left)):
+                return
+            try:
+                course.result = blocking(arguments, course.authorization)
+                what, passed = ran_as(course.result, course.limit), True
+            except ColonyError as error:
+                course.error = error
+                what, passed = f"{failed_as(error)}: {error}", False
+        if handoff.move(Phase.RECORDING):  # else past its deadline: the loop answered timed out and records that
+            course.record = self._write_record(kernel, outcome, course, what, passed)
+
+    async def _finish(
+        self,
+        tool: CatalogTool,
+        arguments: dict[str, Any],
+        outcome: OutcomeDraft,
+        course: Course,
+        verify: Verifier | None,
+    ) -> CallOutcome:
+        """The call's outcome once it may run: its record when the hop ran it, else run on the loop and recorded."""
+        action, authorization = outcome.action, course.authorization
+        assert authorization is not None
+        if course.record is not None:
+            self._recorded(outcome, *course.record)
+            if course.error is not None:
+                return outcome.finish(CallStatus.FAILED, error=course.error)
+            return outcome.finish(CallStatus.EXECUTED, result=course.result)
+        if course.started is not None:  # it ran in the hop past its deadline: the loop answers and records that
+            error: ColonyError = timed_out(tool, course.limit)
+            await self._record(outcome, course, f"{failed_as(error)}: {error}", False)
             return outcome.finish(CallStatus.FAILED, error=error)
-        record, before = values["record"]
-        self._recorded(outcome, record, before)
-        if "error" in values:
-            return outcome.finish(CallStatus.FAILED, error=values["error"])
-        return outcome.finish(CallStatus.EXECUTED, result=values["result"])
+        course.started = self.clock()
+        try:
+            with deadline_scope(course.limit):
+                result = (await self.executor.run(tool, action, arguments, authorization)).result
+        except ColonyError as error:
+            await self._record(outcome, course, f"{failed_as(error)}: {error}", False)
+            return outcome.finish(CallStatus.FAILED, error=error)
+        if verify is not None:
+            try:
+                await verify(result)
+            except Exception as error:  # noqa: BLE001 - any failed check rolls the action back
+                problem = VerificationError(f"the check after {tool.name}.{action} failed: {error}")
+                undone = await self._rollback(tool, action, arguments, authorization, outcome)
+                await self._record(outcome, course, f"failed: {problem}{undone}", False)
+                return outcome.finish(CallStatus.FAILED, error=problem, result=result)
+        await self._record(outcome, course, ran_as(result, course.limit), True)
+        return outcome.finish(CallStatus.EXECUTED, result=result)
 
-    async def _kernel(self, work: Callable[[Any], Any]) -> Any:
+    async def _kernel(self, work: Callable[[KernelPort], T]) -> T:
+        """``work`` on the kernel, in a worker thread."""
         kernel = self.kernels.get()
         return await anyio.to_thread.run_sync(lambda: work(kernel))
 
-    async def _settle(self, approval_id: str, decision: HoldDecision | None) -> Any:
+    async def _settle(self, approval_id: str, decision: HoldDecision | None) -> Approval:
         """Put the hold strategy's decision in the kernel; when another surface decided first, that decision."""
         from colony.errors import ApprovalError
 
-        def decide(kernel: Any) -> Any:
+        def decide(kernel: KernelPort) -> Approval:
             try:
                 if decision is None:
                     return kernel.expire_approval(approval_id)
@@ -307,24 +355,10 @@ class Governor:
 
         return await self._kernel(decide)
 
-    async def _claim(
-        self, approval: Any, tool: str, action: str, arguments: dict[str, Any], acting: Acting
-    ) -> tuple[str | None, str | None]:
-        """The approved call's one-time authorization token, and who approved it."""
-        from colony.kernel import arguments_digest
-
-        digest = arguments_digest(arguments)
-        claim = await self._kernel(
-            lambda kernel: kernel.claim_approval(
-                approval.approval_id, agent_id=acting.agent_id, tool=tool, action=action, arguments_digest=digest
-            )
-        )
-        return claim.authorization, claim.approval.decided_by
-
-    async def _not_approved(self, outcome: OutcomeDraft, approval: Any) -> CallOutcome:
+    async def _not_approved(self, outcome: OutcomeDraft, approval: Approval) -> CallOutcome:
         """A rejected or expired approval: the kernel recorded the refusal; the caller gets that record."""
 
-        def recorded(kernel: Any) -> RecordView | None:
+        def recorded(kernel: KernelPort) -> RecordView | None:
             entry = kernel.consequence_of(approval.proposal_id)
             profile = kernel.find_profile(approval.agent_id)
             if entry is None or profile is None:
@@ -342,36 +376,6 @@ class Governor:
         shown = outcome.verdict.to_dict() if outcome.verdict is not None else {}
         self._refused(outcome, shown | {"status": status.value})
         return outcome.finish(status)
-
-    async def _execute(
-        self,
-        tool: CatalogTool,
-        action: str,
-        arguments: dict[str, Any],
-        authorization: Authorization,
-        outcome: OutcomeDraft,
-        verify: Verifier | None,
-    ) -> CallOutcome:
-        wanted = call_seconds(tool, action, arguments, self.executor.timeout_seconds)
-        proposal_id = authorization.proposal_id
-        limit = await self._kernel(lambda kernel: _granted(kernel, proposal_id, wanted))
-        started = self.clock()
-        try:
-            with deadline_scope(limit):
-                result = (await self.executor.run(tool, action, arguments, authorization)).result
-        except ColonyError as error:
-            await self._record(outcome, authorization, f"{failed_as(error)}: {error}", False, started)
-            return outcome.finish(CallStatus.FAILED, error=error)
-        if verify is not None:
-            try:
-                await verify(result)
-            except Exception as error:  # noqa: BLE001 - any failed check rolls the action back
-                problem = VerificationError(f"the check after {tool.name}.{action} failed: {error}")
-                undone = await self._rollback(tool, action, arguments, authorization, outcome)
-                await self._record(outcome, authorization, f"failed: {problem}{undone}", False, started)
-                return outcome.finish(CallStatus.FAILED, error=problem, result=result)
-        await self._record(outcome, authorization, ran_as(result, limit), True, started)
-        return outcome.finish(CallStatus.EXECUTED, result=result)
 
     async def _rollback(
         self,
@@ -394,23 +398,25 @@ class Governor:
         outcome.rolled_back = (undo,)
         return f"; rolled back with {undo}"
 
-    async def _record(
-        self, outcome: OutcomeDraft, authorization: Authorization | None, what: str, passed: bool, started: float
-    ) -> None:
+    async def _record(self, outcome: OutcomeDraft, course: Course, what: str, passed: bool) -> None:
+        kernel = self.kernels.get()
+        record = await anyio.to_thread.run_sync(self._write_record, kernel, outcome, course, what, passed)
+        self._recorded(outcome, *record)
+
+    def _write_record(
+        self, kernel: KernelPort, outcome: OutcomeDraft, course: Course, what: str, passed: bool
+    ) -> tuple[OutcomeRecord, Role | None]:
+        """In a worker thread: Colony ran the action and measured it, so the record is its own report."""
         from colony.kernel import Reporter
 
-        kernel = self.kernels.get()
-        report = outcome_report(outcome, what, passed, max(0.0, self.clock() - started))
-        token = authorization.token if authorization is not None else None
-        before = None
-        if self.events is not None:
-            before = (await anyio.to_thread.run_sync(kernel.agent_profile, report.agent_id)).role
-        record = await anyio.to_thread.run_sync(  # Colony ran it and measured it: its own report
-            lambda: kernel.record_outcome(report, authorization=token, reported_by=Reporter.RUNTIME, measured=True)
-        )
-        self._recorded(outcome, record, before)
+        assert course.started is not None and course.authorization is not None
+        report = outcome_report(outcome, what, passed, max(0.0, self.clock() - course.started))
+        before = kernel.agent_profile(report.agent_id).role if self.events is not None else None
+        token = course.authorization.token
+        record = kernel.record_outcome(report, authorization=token, reported_by=Reporter.RUNTIME, measured=True)
+        return record, before
 
-    def _recorded(self, outcome: OutcomeDraft, record: Any, before: Any) -> None:
+    def _recorded(self, outcome: OutcomeDraft, record: OutcomeRecord, before: Role | None) -> None:
         """Keep the record on the outcome; report a role the outcome changed."""
         outcome.record = RecordView.of(record)
         if self.events is not None and before is not None and record.role is not before:
@@ -421,7 +427,15 @@ class Governor:
             self.events.gate_refused(outcome.acting, outcome.tool, outcome.action, verdict)
 
 
-def _granted(kernel: Any, proposal_id: str, wanted: float) -> float:
-    """The call's deadline: ``wanted`` seconds, cut to the runtime its reservation can hold."""
-    held = kernel.reserve_runtime(proposal_id, wanted)
-    return wanted if held is None else min(wanted, held)
+def _authorize(
+    outcome: OutcomeDraft, proposal_id: str, token: str | None, approved_by: str | None = None
+) -> Authorization:
+    """The one authorization of a call the gate let run (or a person approved)."""
+    return Authorization._issue(
+        proposal_id=proposal_id,
+        agent_id=outcome.acting.agent_id,
+        tool=outcome.tool,
+        action=outcome.action,
+        token=token,
+        approved_by=approved_by,
+    )

@@ -13,7 +13,8 @@ import pytest
 from sqlalchemy import Connection, bindparam, insert, select, text, update
 
 from colony.errors import KernelStoreError
-from colony.kernel.store import GuardFailed, Prepared, Store, tables
+from colony.kernel.prepared import Prepared
+from colony.kernel.store import GuardFailed, Store, tables
 
 pytestmark = pytest.mark.postgres
 

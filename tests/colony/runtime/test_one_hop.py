@@ -13,6 +13,7 @@ import anyio.to_thread
 from colony.errors import CallTimeoutError
 from colony.kernel import ColonyKernel, GateVerdict, KernelSettings, Reporter
 from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, Catalog, KernelProvider, Runtime
+from colony.runtime.executor import BlockingAction, Execution, InProcessExecutor
 from tests.colony.runtime.conftest import write_registry
 
 MakeRuntime = Callable[..., Runtime]
@@ -119,5 +120,65 @@ async def test_a_caller_that_leaves_while_the_gate_decides_never_runs_the_action
         assert not (tmp_path / "never").exists()
         assert kernel.consequence_log("engineer-1") == []
         assert kernel.proposal_counts("engineer-1").total == 1  # judged, held open until its reservation expires
+    finally:
+        await runtime.aclose()
+
+
+class ThreadNoting(ColonyKernel):
+    """A kernel that notes the thread each gate, growth and record runs in."""
+
+    def __init__(self) -> None:
+        super().__init__(KernelSettings.from_env())
+        self.threads: list[tuple[str, int]] = []
+
+    def propose_action(self, request: Any) -> GateVerdict:
+        self.threads.append(("gate", threading.get_ident()))
+        return super().propose_action(request)
+
+    def reserve_runtime(self, proposal_id: str, seconds: float) -> float | None:
+        self.threads.append(("reserve", threading.get_ident()))
+        return super().reserve_runtime(proposal_id, seconds)
+
+    def record_outcome(self, *args: Any, **kwargs: Any) -> Any:
+        self.threads.append(("record", threading.get_ident()))
+        return super().record_outcome(*args, **kwargs)
+
+
+class PluggedIn:
+    """An executor a caller plugs in, which offers its actions as plain calls like this process's own."""
+
+    def __init__(self, inner: InProcessExecutor) -> None:
+        self.inner = inner
+        self.timeout_seconds = inner.timeout_seconds
+        self.ran_in: list[int] = []
+
+    async def run(self, tool: Any, action: str, arguments: dict[str, Any], authorization: Any) -> Execution:
+        return await self.inner.run(tool, action, arguments, authorization)
+
+    def blocking(self, tool: Any, action: str) -> BlockingAction | None:
+        plain = self.inner.blocking(tool, action)
+        if plain is None:
+            return None
+
+        def noted(arguments: dict[str, Any], authorization: Any) -> Any:
+            self.ran_in.append(threading.get_ident())
+            return plain(arguments, authorization)
+
+        return noted
+
+
+async def test_an_executor_that_offers_plain_calls_gets_gate_action_and_record_in_one_thread(tmp_path: Path) -> None:
+    kernel = ThreadNoting()
+    kernel.set_trust("engineer-1", 0.9)
+    catalog = Catalog(write_registry(tmp_path / "repo", ["slow_writer"]))
+    runtime = Runtime(catalog, kernels=KernelProvider(kernel))
+    plugged = PluggedIn(InProcessExecutor(runtime.pool))
+    runtime.governor.executor = plugged
+    try:
+        outcome = await runtime.call(write_later(tmp_path / "written", 0), LOCAL_OPERATOR)
+        assert outcome.status is CallStatus.EXECUTED and outcome.record is not None
+        threads = {thread for _, thread in kernel.threads} | set(plugged.ran_in)
+        assert [step for step, _ in kernel.threads] == ["gate", "record"]  # the runtime grew with the verdict
+        assert len(threads) == 1 and plugged.ran_in  # one hop: the gate, the action and the record
     finally:
         await runtime.aclose()

@@ -1,16 +1,17 @@
-"""One worker-thread hop for a governed blocking action: the gate, the action and the record in one thread.
+"""One worker-thread hop for the steps of a governed call that can run in a thread, one after another.
 
-Run as three hops between the event loop and worker threads (propose, run, record), a
-governed call spends more on the hops than on the kernel's work when the machine is busy.
-Here one thread does all three, and the loop keeps the executor's deadline: the action
-has ``timeout_seconds`` from the moment it starts. The thread and the loop agree on the
-call's phase under one lock:
+Run as hops of their own between the event loop and worker threads (propose, grow the
+reservation, run, record), a governed call spends more on the hops than on the kernel's
+work when the machine is busy. Here one thread does every step it can in a row, and when
+the action is one of them the loop keeps the executor's deadline: the action has its
+seconds from the moment it starts. The thread and the loop agree on the call's phase
+under one lock:
 
-    PROPOSING -> RUNNING -> RECORDING -> DONE   the usual path: the loop waits for one hop
-    PROPOSING -> DONE                           not EXECUTE: the loop acts on the verdict
-    RUNNING, past its deadline -> ABANDONED     the loop answers timed out and records that;
-                                                the thread, when the action returns, records nothing
-    PROPOSING, the caller cancelled -> ABANDONED the action never starts
+    BEFORE -> RUNNING -> RECORDING -> DONE   the action ran in the hop: the loop waits for one hop
+    BEFORE -> DONE                           the action runs elsewhere, or the verdict was not EXECUTE
+    RUNNING, past its deadline -> ABANDONED  the loop answers timed out and records that;
+                                             the thread, when the action returns, records nothing
+    BEFORE, the caller cancelled -> ABANDONED the action never starts
 
 The gate and the record have no deadline, as when they were hops of their own, and an
 action that finished in time is never reported as timed out while its record is written.
@@ -23,7 +24,6 @@ import math
 import threading
 import time
 from collections.abc import Callable
-from typing import Any
 
 import anyio.to_thread
 
@@ -33,9 +33,9 @@ __all__ = ["Handoff", "Phase", "run_in_one_hop"]
 
 
 class Phase(enum.Enum):
-    """Where a one-hop call is."""
+    """Where a call in its hop is."""
 
-    PROPOSING = "proposing"
+    BEFORE = "before"
     RUNNING = "running"
     RECORDING = "recording"
     DONE = "done"
@@ -43,13 +43,12 @@ class Phase(enum.Enum):
 
 
 class Handoff:
-    """The state a one-hop call's thread and the event loop share; phases change under its lock."""
+    """The phase a hop's thread and the event loop share; it changes under its lock."""
 
     def __init__(self) -> None:
-        self.phase = Phase.PROPOSING
+        self.phase = Phase.BEFORE
         self.expires_at = math.inf  # on time.monotonic, once RUNNING
         self.failure: BaseException | None = None  # what the thread raised (the loop raises it again)
-        self.values: dict[str, Any] = {}  # what the thread's work hands the loop
         self._changed = threading.Condition()
 
     def move(self, phase: Phase, *, expires_at: float = math.inf) -> bool:
@@ -114,7 +113,7 @@ async def run_in_one_hop(work: Callable[[Handoff], None], timeout_seconds: float
                     break
             await anyio.to_thread.run_sync(handoff.wait_past, phase, wait, abandon_on_cancel=True)
     except BaseException:
-        handoff.abandon(Phase.PROPOSING)  # a cancelled caller's action must not start after it left
+        handoff.abandon(Phase.BEFORE)  # a cancelled caller's action must not start after it left
         raise
     if handoff.failure is not None:
         raise handoff.failure
