@@ -25,7 +25,7 @@ from typing import Any
 from colony.agents.spec import AgentSpec, Approval
 from colony.capability import ActionDescription, AgentCapability, ToolCapability, action_menu
 from colony.errors import AgentSpecError, ColonyError, ToolUnavailableError, UnknownToolError
-from colony.runtime import GOVERNANCE_PROPERTIES, CallOutcome, CallRequest, Principal, Runtime, is_governed
+from colony.runtime import GOVERNANCE_PROPERTIES, CallOutcome, CallRequest, Principal, Runtime
 
 __all__ = ["Agent", "assemble"]
 
@@ -242,7 +242,7 @@ def _changes(capability: AgentCapability) -> bool:
 
 def _governed(capability: AgentCapability, action: str, approval_required: bool) -> bool:
     """Whether a call passes the gate: the tool changes the world (or costs), or a person must approve it."""
-    return approval_required or (isinstance(capability, ToolCapability) and is_governed(type(capability), action))
+    return approval_required or capability.actions()[action].governed
 
 
 def assemble(spec: AgentSpec, runtime: Runtime | None = None) -> Agent:

@@ -2,7 +2,7 @@
 
 from colony.runtime.authorization import Authorization
 from colony.runtime.call import GOVERNANCE_PROPERTIES, CallOutcome, CallRequest, CallStatus
-from colony.runtime.catalog import Catalog, CatalogTool, UnavailableTool, is_governed
+from colony.runtime.catalog import Catalog, CatalogTool, UnavailableTool
 from colony.runtime.executor import Executor, InProcessExecutor
 from colony.runtime.governor import GovernanceEvents, Governor, HeldCall, HoldDecision, HoldStrategy
 from colony.runtime.kernels import KernelProvider
@@ -34,5 +34,4 @@ __all__ = [
     "Runtime",
     "ToolPool",
     "UnavailableTool",
-    "is_governed",
 ]
