@@ -128,6 +128,17 @@ def test_a_subclass_lowering_the_spec_is_refused() -> None:
     assert Scribe.actions()["inscribe"] is ORIGINAL
 
 
+def test_a_subclass_deciding_its_actions_its_own_way_is_refused() -> None:
+    with pytest.raises(TypeError, match="cannot make an action its base governs ungoverned"):
+
+        class LaxScribe(Scribe):
+            @classmethod
+            def _decide(cls, definition: ActionDefinition) -> ActionDefinition:
+                return dataclasses.replace(super()._decide(definition), governed=False)
+
+    assert Scribe.actions()["inscribe"] is ORIGINAL
+
+
 def test_an_override_without_a_marker_stays_governed_and_leaves_its_base_alone() -> None:
     class LoudScribe(Scribe):
         def inscribe(self, *, path: str, text: str) -> dict[str, str]:  # type: ignore[override]
