@@ -113,19 +113,18 @@ def refusal_text(outcome: CallOutcome) -> str:
 def colony_toolset(agent: Agent, *, toolset_id: str | None = None) -> AbstractToolset[Any]:
     """The tools ``agent``'s model is offered: the ColonyToolset leaf, reworded and renamed by pydantic-ai."""
     leaf = ColonyToolset(agent, toolset_id=toolset_id)
+    # The leaf's tools and the layers are fixed at assembly: each step gets the same prepared definitions.
+    prepared = {}
+    for name, tool_def in leaf.tool_defs.items():
+        layer = agent.layers[leaf.action_ids[name]]
+        prepared[name] = replace(
+            tool_def,
+            description=layer.description or tool_def.description,
+            parameters_json_schema=layer.schema(tool_def.parameters_json_schema),
+        )
 
     def prepare(ctx: RunContext[Any], tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
-        prepared = []
-        for tool_def in tool_defs:
-            layer = agent.layers[leaf.action_ids[tool_def.name]]
-            prepared.append(
-                replace(
-                    tool_def,
-                    description=layer.description or tool_def.description,
-                    parameters_json_schema=layer.schema(tool_def.parameters_json_schema),
-                )
-            )
-        return prepared
+        return [prepared[tool_def.name] for tool_def in tool_defs]
 
     renames = {
         new: name for name, action_id in leaf.action_ids.items() if (new := agent.layers[action_id].name) is not None
@@ -150,6 +149,11 @@ class ColonyToolset(AbstractToolset[Any]):
         self._tools = {entry.name: self._tool(entry) for entry in actions}
         self._menu_names = {entry.name: shown[entry.action_id].name for entry in actions}
         self._governed = {entry.name: agent.governed(entry) for entry in actions}
+
+    @property
+    def tool_defs(self) -> dict[str, ToolDefinition]:
+        """Each tool's definition, by its name here."""
+        return {name: tool.tool_def for name, tool in self._tools.items()}
 
     @property
     def id(self) -> str | None:
