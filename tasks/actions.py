@@ -2,12 +2,13 @@
 
 ``action_task(UnitConvert)`` is the task for the tool's primary action. Called with
 ``arguments`` (a dict) and, for a governed action, the ``authorization`` the
-Governor issued, it runs the action on the process's ToolPool instance. Caching,
-retries and tags come from the spec (see ``tasks.policy``). The task is the execute
-step of ``Runtime.call`` on Prefect (``tasks.executor.TaskExecutor``): nothing else
-calls it for a caller. It declares no Prefect timeout: that cannot stop a task in a
-worker thread, only throw away what it did. The call's deadline (``colony.deadlines``)
-reaches the action instead, which stops its work there (a sandbox kills its command).
+Governor issued, it runs the action on the process's ToolPool instance. Caching
+and retries follow the action's definition (see ``tasks.policy``), tags the spec.
+The task is the execute step of ``Runtime.call`` on Prefect
+(``tasks.executor.TaskExecutor``): nothing else calls it for a caller. It declares
+no Prefect timeout: that cannot stop a task in a worker thread, only throw away what
+it did. The call's deadline (``colony.deadlines``) reaches the action instead, which
+stops its work there (a sandbox kills its command).
 """
 
 from __future__ import annotations
@@ -23,14 +24,7 @@ from colony.capability import ToolCapability
 from colony.errors import UnknownActionError
 from colony.runtime import Authorization, ToolPool
 from colony.runtime.authorization import require_authorization
-from colony.runtime.catalog import is_governed
-from tasks.policy import (
-    ExecutionPolicy,
-    ToolCallCachePolicy,
-    cacheable,
-    retriable,
-    retry_condition_for,
-)
+from tasks.policy import ExecutionPolicy, ToolCallCachePolicy, retry_condition_for
 from tasks.storage import RESULT_SERIALIZER, result_location, storage_for
 
 __all__ = ["POOL", "action_task"]
@@ -67,9 +61,7 @@ def _build(capability: type[ToolCapability], action: str, policy: ExecutionPolic
     install_secret_resolver()
     spec = capability.spec
     definition = capability.actions()[action]
-    may_retry = retriable(capability, action)
-    cached = cacheable(capability, action)
-    governed = is_governed(capability, action)
+    may_retry, cached, governed = definition.retriable, definition.cacheable, definition.governed
     tags = {*POOL.instance(capability).get_capability_tags(), spec.name}
 
     def run(arguments: dict[str, Any] | None = None, authorization: Authorization | None = None) -> Any:

@@ -1,10 +1,12 @@
-"""How a tool action is run as a task, derived from its ToolSpec: caching and retries.
+"""How a tool action is run as a task: its cache key, its retry condition and backoff.
 
-A deterministic action without side effects is cached on its validated arguments, the
-tool's name, version and class, so a version bump or another class of the same name
-never reuses a result. Only transient failures are retried: a connection error, a
-timeout, a ``ColonyError`` marked ``retryable`` or an exception the capability lists in
-``retryable_errors``. A side-effecting action is retried only when declared idempotent.
+Whether an action is cached or retried at all is decided with its class
+(``ActionDefinition.cacheable``/``.retriable``: a deterministic action without side
+effects is cached, a side-effecting one retried only when declared idempotent). A cached
+result is keyed on the validated arguments, the tool's name, version and class, so a
+version bump or another class of the same name never reuses a result. Only transient
+failures are retried: a connection error, a timeout, a ``ColonyError`` marked
+``retryable`` or an exception the capability lists in ``retryable_errors``.
 """
 
 from __future__ import annotations
@@ -20,11 +22,9 @@ from prefect.utilities.hashing import hash_objects
 
 from colony.capability import ToolCapability
 from colony.errors import ColonyError, ToolInputError
-from colony.spec import Determinism
 
 __all__ = ["ExecutionPolicy", "ToolCallCachePolicy", "is_transient", "retry_condition_for"]
 
-PRECONDITIONS_ACTION = "check_preconditions"
 _TRANSIENT: tuple[type[BaseException], ...] = (ConnectionError, TimeoutError, httpx.TransportError)
 
 
@@ -45,26 +45,6 @@ class ExecutionPolicy:
     def retry_delays(self) -> list[float]:
         """Exponential backoff: ``backoff, 2*backoff, 4*backoff, ...``."""
         return [self.backoff_seconds * 2**attempt for attempt in range(self.retries)]
-
-
-def side_effecting(capability: type[ToolCapability], action: str) -> bool:
-    """The action's own flag, or the capability's when the action declares none."""
-    declared = capability.actions()[action].side_effecting
-    return capability.side_effecting if declared is None else declared
-
-
-def cacheable(capability: type[ToolCapability], action: str) -> bool:
-    """Deterministic, free of side effects, and not the live preconditions report."""
-    return (
-        capability.spec.determinism is Determinism.DETERMINISTIC
-        and not side_effecting(capability, action)
-        and action != PRECONDITIONS_ACTION
-    )
-
-
-def retriable(capability: type[ToolCapability], action: str) -> bool:
-    """Whether a failed call may be repeated automatically at all."""
-    return not side_effecting(capability, action) or capability.actions()[action].idempotent is True
 
 
 def is_transient(error: BaseException, declared: tuple[type[BaseException], ...] = ()) -> bool:

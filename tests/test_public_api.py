@@ -47,6 +47,7 @@ def test_agent_exports_are_pinned():
         "MODEL_ENV",
         "ToolOverride",
         "assemble",
+        "colony_toolset",
         "decisions",
         "load_agent_spec",
         "model_agent",

@@ -2,7 +2,7 @@
 
 spec.py       AgentSpec, its file, the model it names (COLONY_MODEL overrides it)
 assembly.py   assemble: the capabilities mounted, the menu with overrides and approval
-toolset.py    ColonyToolset: the menu as pydantic-ai tools, each call through Runtime.call
+toolset.py    colony_toolset: pydantic-ai's wrappers around the ColonyToolset leaf, each call through Runtime.call
 running.py    the model loop, and resuming held calls from the kernel's decisions
 """
 
@@ -10,7 +10,7 @@ from colony.agents.assembly import Agent, assemble
 from colony.agents.held import HeldRun
 from colony.agents.running import AgentOutput, decisions, model_agent, model_failure, resolve_model, run
 from colony.agents.spec import MODEL_ENV, AgentSpec, Approval, ToolOverride, load_agent_spec
-from colony.agents.toolset import ColonyToolset, steer
+from colony.agents.toolset import ColonyToolset, colony_toolset, steer
 
 __all__ = [
     "MODEL_ENV",
@@ -22,6 +22,7 @@ __all__ = [
     "HeldRun",
     "ToolOverride",
     "assemble",
+    "colony_toolset",
     "decisions",
     "load_agent_spec",
     "model_agent",

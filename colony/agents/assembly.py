@@ -1,7 +1,9 @@
 """Assembly: an AgentSpec's capabilities mounted, and the menu its model is offered.
 
 Per-agent tool text (``tool_overrides``) and the operator's approval decision
-(``tool_approval``) are applied as thin layers over the capabilities' own menu,
+(``tool_approval``) are resolved once per action into a ``Layer`` over the
+capabilities' own menu (applied to the model's tools by pydantic-ai's wrapper
+toolsets, see ``toolset.colony_toolset``, and to ``Agent.menu`` the same way),
 keyed by stable ids: an action id (``tool:unit_convert.convert_units``) or a
 tool id (``tool:unit_convert``), which means the tool's primary action for a
 rename and, for approval, every action of the tool that changes something (is
@@ -20,14 +22,51 @@ would run it.
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
 from typing import Any
 
 from colony.agents.spec import AgentSpec, Approval
 from colony.capability import ActionDescription, AgentCapability, ToolCapability, action_menu
 from colony.errors import AgentSpecError, ColonyError, ToolUnavailableError, UnknownToolError
-from colony.runtime import GOVERNANCE_PROPERTIES, CallOutcome, CallRequest, Principal, Runtime, is_governed
+from colony.runtime import GOVERNANCE_PROPERTIES, CallOutcome, CallRequest, Principal, Runtime
 
-__all__ = ["Agent", "assemble"]
+__all__ = ["Agent", "Layer", "assemble"]
+
+
+@dataclass(frozen=True)
+class Layer:
+    """What the agent's spec makes of one of its actions, over the capability's own menu entry."""
+
+    #: The name the model calls (an override's), None to keep the action's own.
+    name: str | None
+    #: The text the model reads (an override's), None to keep the action's own.
+    description: str | None
+    #: Whether the menu marks the action for a person: the operator's setting, else its side effects.
+    needs_approval: bool
+    #: Whether the operator's spec demands a person's approval (not merely the default).
+    approval_required: bool
+    #: Whether a call passes the gate: the tool changes the world (or costs), or a person must approve it.
+    governed: bool
+
+    def schema(self, schema: Mapping[str, Any]) -> dict[str, Any]:
+        """The input schema the model fills: a governed action asks for the gate's case beside its arguments."""
+        if not self.governed:
+            return dict(schema)
+        properties = dict(schema.get("properties", {}))
+        cased = properties | {key: value for key, value in GOVERNANCE_PROPERTIES.items() if key not in properties}
+        return {**schema, "properties": cased}
+
+    def apply(self, entry: ActionDescription) -> ActionDescription:
+        """The capability's entry as this agent's model sees it."""
+        return entry.model_copy(
+            update={
+                "name": self.name or entry.name,
+                "description": self.description or entry.description,
+                "input_schema": self.schema(entry.input_schema),
+                "needs_approval": self.needs_approval,
+            }
+        )
 
 
 class Agent:
@@ -47,7 +86,10 @@ class Agent:
             },
         )
         self._check_override_keys()
-        # The mounts and the spec never change, so the full menu (and its name check) is built once.
+        # The mounts and the spec never change, so the layers and the full menu (and its name check) are built once.
+        self.layers: Mapping[str, Layer] = MappingProxyType(
+            {entry.action_id: self._layer(entry) for entry in action_menu(self.capabilities)}
+        )
         self._menu = self.menu()
         self._by_name = {entry.name: entry for entry in self._menu}
         self._catalog_generation = -1
@@ -91,7 +133,10 @@ class Agent:
         self, include_tags: Iterable[str] | None = None, exclude_tags: Iterable[str] | None = None
     ) -> list[ActionDescription]:
         """Every action the model is offered, renamed, reworded and approval-marked."""
-        menu = [self._apply_layers(entry) for entry in action_menu(self.capabilities, include_tags, exclude_tags)]
+        menu = [
+            self.layers[entry.action_id].apply(entry)
+            for entry in action_menu(self.capabilities, include_tags, exclude_tags)
+        ]
         names = [entry.name for entry in menu]
         clashes = sorted({name for name in names if names.count(name) > 1})
         if clashes:
@@ -146,8 +191,7 @@ class Agent:
 
     def _approval_required(self, entry: ActionDescription) -> bool:
         """Whether the operator's spec demands a person's approval for this action (not merely the default)."""
-        capability, _ = self._mount(entry)
-        return _approval(self.spec, capability, entry) is Approval.REQUIRED
+        return self.layers[entry.action_id].approval_required
 
     def _mount(self, entry: ActionDescription) -> tuple[AgentCapability, str]:
         """The mounted capability behind a menu entry, and its id."""
@@ -156,8 +200,7 @@ class Agent:
 
     def governed(self, entry: ActionDescription) -> bool:
         """Whether a call of this menu entry passes the gate (it changes the world, or a person must approve it)."""
-        capability, _ = self.lookup(entry.name)
-        return _governed(capability, entry.action, self._approval_required(entry))
+        return self.layers[entry.action_id].governed
 
     def retries(self, entry: ActionDescription) -> int:
         """How often the model may retry this action after a bad call (``tool_retries``, by action or tool id)."""
@@ -204,27 +247,21 @@ class Agent:
                     f"approval governs actions that change something (name an action id to approve a read)"
                 )
 
-    def _apply_layers(self, entry: ActionDescription) -> ActionDescription:
+    def _layer(self, entry: ActionDescription) -> Layer:
         capability, capability_id = self._mount(entry)
         primary = isinstance(capability, ToolCapability) and capability.primary_action() == entry.action
         override = self.spec.tool_overrides.get(entry.action_id) or (
             self.spec.tool_overrides.get(capability_id) if primary else None
         )
         approval = _approval(self.spec, capability, entry)
-        updates: dict[str, Any] = {
-            "needs_approval": entry.side_effecting if approval is None else approval is Approval.REQUIRED
-        }
-        if override and override.name:
-            updates["name"] = override.name
-        if override and override.description:
-            updates["description"] = override.description
-        if _governed(capability, entry.action, approval is Approval.REQUIRED):
-            # The gate reads the call's case: the model is asked for it beside the arguments.
-            schema = dict(entry.input_schema)
-            properties = dict(schema.get("properties", {}))
-            schema["properties"] = properties | {k: v for k, v in GOVERNANCE_PROPERTIES.items() if k not in properties}
-            updates["input_schema"] = schema
-        return entry.model_copy(update=updates)
+        required = approval is Approval.REQUIRED
+        return Layer(
+            name=override.name if override and override.name else None,
+            description=override.description if override and override.description else None,
+            needs_approval=entry.side_effecting if approval is None else required,
+            approval_required=required,
+            governed=_governed(capability, entry.action, required),
+        )
 
 
 def _approval(spec: AgentSpec, capability: AgentCapability, entry: ActionDescription) -> Approval | None:
@@ -242,7 +279,7 @@ def _changes(capability: AgentCapability) -> bool:
 
 def _governed(capability: AgentCapability, action: str, approval_required: bool) -> bool:
     """Whether a call passes the gate: the tool changes the world (or costs), or a person must approve it."""
-    return approval_required or (isinstance(capability, ToolCapability) and is_governed(type(capability), action))
+    return approval_required or capability.actions()[action].governed
 
 
 def assemble(spec: AgentSpec, runtime: Runtime | None = None) -> Agent:

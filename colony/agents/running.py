@@ -23,7 +23,7 @@ from pydantic_ai.models import Model, infer_model
 from pydantic_ai.providers import Provider, infer_provider_class
 
 from colony.agents.assembly import Agent
-from colony.agents.toolset import ColonyToolset
+from colony.agents.toolset import colony_toolset
 from colony.errors import AgentModelError, AgentSpecError, ApprovalError
 from colony.secrets import resolve_secret
 from colony.spec import SecretRequirement
@@ -92,7 +92,7 @@ def model_agent(
         name=agent.name,
         instructions=agent.spec.instructions or None,
         output_type=[str, DeferredToolRequests],
-        toolsets=[ColonyToolset(agent)],
+        toolsets=[colony_toolset(agent)],
         capabilities=list(capabilities),
     )
 

@@ -1,10 +1,21 @@
-"""An assembled agent's menu as a pydantic-ai toolset, every call made through ``Runtime.call``.
+"""An assembled agent's menu as pydantic-ai toolsets, every call made through ``Runtime.call``.
 
-The model is offered each menu entry exactly as ``Agent.menu`` shows it: the name
-and description after ``tool_overrides``, the input schema (with the gate's
-``rationale``/``rollback_plan``/``evidence`` for a governed action). A call runs
-through the one pipeline as the agent's own principal; how each outcome reaches
-the model:
+``colony_toolset`` composes pydantic-ai's own wrappers around one leaf, as its
+durable-execution toolsets wrap theirs:
+
+    RenamedToolset      the names ``tool_overrides`` give
+    PreparedToolset     the text they give, and the gate's ``rationale``/``rollback_plan``/
+                        ``evidence`` in a governed action's input schema
+    ColonyToolset       the capabilities' own actions; each call through ``Runtime.call``
+
+so the model is offered each menu entry exactly as ``Agent.menu`` shows it (both read
+the agent's ``Layer`` for the action). The operator's approval is no wrapper:
+pydantic-ai's ``ApprovalRequiredToolset`` defers a call before it reaches Colony and
+resumes it on the run's say-so, while a Colony approval is a kernel request the
+runtime opens when it holds the call (its id rides in the deferral's metadata) and
+only the kernel's state resumes; the leaf hands the operator's setting to the runtime.
+A call runs through the one pipeline as the agent's own principal; how each outcome
+reaches the model:
 
     EXECUTED           the result (the verdict and record ride along as metadata)
     bad arguments      a retry naming each field at fault; on the tool's last
@@ -23,6 +34,7 @@ model as a refusal, never as an executed call.
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import Any
 
 import pydantic_core
@@ -30,14 +42,14 @@ from pydantic_ai import RunContext
 from pydantic_ai.exceptions import ApprovalRequired, ModelRetry, ToolFailed
 from pydantic_ai.messages import ToolReturn
 from pydantic_ai.tools import ToolDefinition
-from pydantic_ai.toolsets import AbstractToolset, ToolsetTool
+from pydantic_ai.toolsets import AbstractToolset, PreparedToolset, RenamedToolset, ToolsetTool
 
 from colony.agents.assembly import Agent
-from colony.capability import ActionDescription
+from colony.capability import ActionDescription, action_menu
 from colony.errors import ColonyError, ToolInputError
 from colony.runtime import NO_CASE, CallOutcome, CallStatus, split_case, wire
 
-__all__ = ["ColonyToolset", "refusal_text", "steer"]
+__all__ = ["ColonyToolset", "colony_toolset", "refusal_text", "steer"]
 
 # Arguments are validated by the pipeline (the action's own signature), so its field errors steer the model.
 _ANY_OBJECT = pydantic_core.SchemaValidator(
@@ -97,16 +109,50 @@ def refusal_text(outcome: CallOutcome) -> str:
     )
 
 
+def colony_toolset(agent: Agent, *, toolset_id: str | None = None) -> AbstractToolset[Any]:
+    """The tools ``agent``'s model is offered: the ColonyToolset leaf, reworded and renamed by pydantic-ai."""
+    leaf = ColonyToolset(agent, toolset_id=toolset_id)
+    # The leaf's tools and the layers are fixed at assembly: each step gets the same prepared definitions.
+    prepared = {}
+    for name, tool_def in leaf.tool_defs.items():
+        layer = agent.layers[leaf.action_ids[name]]
+        prepared[name] = replace(
+            tool_def,
+            description=layer.description or tool_def.description,
+            parameters_json_schema=layer.schema(tool_def.parameters_json_schema),
+        )
+
+    def prepare(ctx: RunContext[Any], tool_defs: list[ToolDefinition]) -> list[ToolDefinition]:
+        return [prepared[tool_def.name] for tool_def in tool_defs]
+
+    renames = {
+        new: name for name, action_id in leaf.action_ids.items() if (new := agent.layers[action_id].name) is not None
+    }
+    return RenamedToolset(PreparedToolset(leaf, prepare), renames)
+
+
 class ColonyToolset(AbstractToolset[Any]):
-    """The agent's menu as tools; each call goes through the runtime as the agent (see the module docstring)."""
+    """The agent's actions under their capabilities' own names; each call goes through the runtime as the agent.
+
+    The leaf of ``colony_toolset`` (see the module docstring).
+    """
 
     def __init__(self, agent: Agent, *, toolset_id: str | None = None) -> None:
         self.agent = agent
         self._id = toolset_id or f"colony-{agent.name}"
         # The mounts and the spec are fixed at assembly, so the tools (and which are governed) are built once.
-        menu = agent.menu()
-        self._tools = {entry.name: self._tool(entry) for entry in menu}
-        self._governed = {entry.name: agent.governed(entry) for entry in menu}
+        actions = action_menu(agent.capabilities)
+        shown = {entry.action_id: entry for entry in agent.menu()}
+        #: Each tool's action id, by the name it has here (before any renaming).
+        self.action_ids = {entry.name: entry.action_id for entry in actions}
+        self._tools = {entry.name: self._tool(entry) for entry in actions}
+        self._menu_names = {entry.name: shown[entry.action_id].name for entry in actions}
+        self._governed = {entry.name: agent.governed(entry) for entry in actions}
+
+    @property
+    def tool_defs(self) -> dict[str, ToolDefinition]:
+        """Each tool's definition, by its name here."""
+        return {name: tool.tool_def for name, tool in self._tools.items()}
 
     @property
     def id(self) -> str | None:
@@ -138,7 +184,7 @@ class ColonyToolset(AbstractToolset[Any]):
         try:
             arguments, case = split_case(tool_args) if self._governed[name] else (dict(tool_args), NO_CASE)
             outcome = await self.agent.outcome(
-                name,
+                self._menu_names[name],
                 arguments,
                 rationale=case.rationale,
                 rollback_plan=case.rollback_plan,

@@ -40,9 +40,14 @@ class ActionOptions:
     idempotent: bool | None = None
 
 
-@dataclass
+@dataclass(frozen=True)
 class ActionDefinition:
-    """One action: its contract, derived once per class."""
+    """One action: its contract, and what its class makes of it, derived once per class and frozen.
+
+    ``side_effecting``, ``governed``, ``cacheable`` and ``retriable`` are decided when the
+    class is created (``colony.capability._governance``); until then they read as the
+    safest answer (changes the world, governed, never cached or retried).
+    """
 
     name: str
     func: Callable[..., Any]
@@ -50,8 +55,8 @@ class ActionDefinition:
     input_model: type[BaseModel]
     input_schema: dict[str, Any]
     is_async: bool
-    side_effecting: bool | None
-    idempotent: bool | None
+    #: What ``@action_executor`` was told (``side_effecting=None`` inherits the class's flag).
+    declared: ActionOptions
     docstring_sections: frozenset[str]
     #: Model field name -> parameter name, for parameters BaseModel would shadow (``schema``, ``json``...).
     renamed: Mapping[str, str] = field(default_factory=dict)
@@ -59,6 +64,20 @@ class ActionDefinition:
     output_check: Callable[[Any], None] | None = field(default=None, repr=False)
     #: A cheap bound of a result's JSON size from its declared TypedDict, when there is one.
     output_bound: Callable[[Any], int | None] | None = field(default=None, repr=False)
+    #: Whether a call changes the world: the action's own flag, or its class's when it declares none.
+    side_effecting: bool = True
+    #: Whether a call passes the gate: it changes the world or costs, and is not the preconditions report.
+    governed: bool = True
+    #: Whether a result may be reused: deterministic, free of side effects, not the live report.
+    cacheable: bool = False
+    #: Whether a failed call may be repeated automatically: free of side effects, or declared idempotent.
+    retriable: bool = False
+    _validate: Callable[[Any], Any] = field(init=False, repr=False, compare=False)
+
+    @property
+    def idempotent(self) -> bool | None:
+        """Whether repeating a side-effecting call is safe, as declared."""
+        return self.declared.idempotent
 
     @property
     def summary(self) -> str:
@@ -71,7 +90,7 @@ class ActionDefinition:
         return bool(self.input_schema.get("properties"))
 
     def __post_init__(self) -> None:
-        self._validate = self.input_model.__pydantic_validator__.validate_python
+        object.__setattr__(self, "_validate", self.input_model.__pydantic_validator__.validate_python)
 
     def validate_input(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         """Arguments checked and coerced, or a ToolInputError naming each field."""
@@ -188,8 +207,7 @@ def define_action(owner: type, attribute: str, method: Callable[..., Any], optio
         input_model=model,
         input_schema=clean_schema(model.model_json_schema()),
         is_async=inspect.iscoroutinefunction(method),
-        side_effecting=options.side_effecting,
-        idempotent=options.idempotent,
+        declared=options,
         docstring_sections=frozenset(section.kind.value for section in sections),
         renamed=renamed,
         output_adapter=output_adapter,

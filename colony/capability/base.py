@@ -13,13 +13,8 @@ from typing import Any, ClassVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from colony.capability._actions import (
-    ActionDefinition,
-    ActionOptions,
-    define_action,
-    marked_options,
-    validating_wrapper,
-)
+from colony.capability._actions import ActionDefinition, define_action, marked_options, validating_wrapper
+from colony.capability._governance import decide, lowered
 from colony.errors import ToolInputError, UnknownActionError
 
 __all__ = ["ActionDescription", "AgentCapability", "action_menu"]
@@ -51,22 +46,35 @@ class AgentCapability:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
-        actions: dict[str, ActionDefinition] = {}
+        bases: dict[str, ActionDefinition] = {}
         for base in reversed(cls.__mro__[1:]):
-            actions.update(getattr(base, "__colony_actions__", {}))
-        inherited = {d.func.__name__: d for d in actions.values()}
+            bases.update(getattr(base, "__colony_actions__", {}))
+        actions = dict(bases)
+        by_method = {d.func.__name__: d for d in bases.values()}
         for attribute, value in list(vars(cls).items()):
             options = marked_options(value)
-            if options is None and attribute in inherited and callable(value):
+            if options is None and attribute in by_method and callable(value):
                 # An override of an inherited action stays an action, validated as before.
-                parent = inherited[attribute]
-                options = ActionOptions(parent.name, parent.side_effecting, parent.idempotent)
+                options = by_method[attribute].declared
             if options is None:
                 continue
             definition = define_action(cls, attribute, value, options)
             actions[definition.name] = definition
             setattr(cls, attribute, validating_wrapper(definition.name, value))
-        cls.__colony_actions__ = MappingProxyType(actions)
+        # Each class decides its own copies: a subclass never changes what its bases answer.
+        decided = {name: cls._decide(definition) for name, definition in actions.items()}
+        for name, definition in decided.items():
+            if lowered(bases.get(name), definition):
+                raise TypeError(
+                    f"{cls.__qualname__}.{name}: a subclass cannot make an action its base governs ungoverned "
+                    "(it changes the world or costs there; keep its side_effecting and the spec's cost)"
+                )
+        cls.__colony_actions__ = MappingProxyType(decided)
+
+    @classmethod
+    def _decide(cls, definition: ActionDefinition) -> ActionDefinition:
+        """The action's flags on this class: a plain capability's calls never pass the gate."""
+        return decide(definition, cls.side_effecting, None, governable=False)
 
     @classmethod
     def capability_name(cls) -> str:
@@ -92,9 +100,8 @@ class AgentCapability:
         return inspect.cleandoc(type(self).__doc__ or self.capability_name())
 
     def action_side_effecting(self, action: str) -> bool:
-        """The action's own flag, or the capability's when it declares none."""
-        declared = self.actions()[action].side_effecting
-        return self.side_effecting if declared is None else declared
+        """The action's own flag, or the capability's when it declares none (decided with the class)."""
+        return self.actions()[action].side_effecting
 
     def get_action_descriptions(
         self,

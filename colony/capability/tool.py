@@ -9,12 +9,14 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
+from dataclasses import replace
 from types import MappingProxyType
 from typing import Any, ClassVar
 
 from typing_extensions import TypedDict
 
-from colony.capability._actions import action_executor
+from colony.capability._actions import ActionDefinition, action_executor
+from colony.capability._governance import PRECONDITIONS_ACTION, decide
 from colony.capability._output_size import DEFAULT_MAX_OUTPUT_BYTES
 from colony.capability._schema import clean_schema, schema_mismatches
 from colony.capability.base import AgentCapability
@@ -23,8 +25,6 @@ from colony.schemas import compiled_validator
 from colony.spec import ToolSpec
 
 __all__ = ["LocalToolCapability", "Preconditions", "ToolCapability"]
-
-PRECONDITIONS_ACTION = "check_preconditions"
 
 
 class Preconditions(TypedDict):
@@ -67,19 +67,22 @@ class ToolCapability(AgentCapability):
     cpu_bound: ClassVar[bool] = False
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
+        abstract = inspect.isabstract(cls) or cls.__dict__.get("__abstract_tool__", False)
+        spec = getattr(cls, "spec", None)
+        if not abstract:
+            if not isinstance(spec, ToolSpec):
+                raise TypeError(
+                    f"{cls.__module__}.{cls.__qualname__} must declare `spec: ClassVar[ToolSpec]` "
+                    "(a ToolSpec instance) to be a tool capability"
+                )
+            cls.side_effecting = spec.side_effecting  # before the actions are decided from it
         super().__init_subclass__(**kwargs)
         limit = cls.max_output_bytes
         if limit is None or isinstance(limit, bool) or not isinstance(limit, int) or limit <= 0:
             raise TypeError(f"{cls.__qualname__}.max_output_bytes must be a positive int (bytes), not {limit!r}")
-        if inspect.isabstract(cls) or cls.__dict__.get("__abstract_tool__", False):
+        if abstract:
             return
-        spec = getattr(cls, "spec", None)
-        if not isinstance(spec, ToolSpec):
-            raise TypeError(
-                f"{cls.__module__}.{cls.__qualname__} must declare `spec: ClassVar[ToolSpec]` "
-                "(a ToolSpec instance) to be a tool capability"
-            )
-        cls.side_effecting = spec.side_effecting
+        assert isinstance(spec, ToolSpec)
         missing = [key for key in spec.capabilities if key not in cls.__colony_actions__]
         if missing:
             raise TypeError(
@@ -94,6 +97,12 @@ class ToolCapability(AgentCapability):
         )
         if unknown:
             raise TypeError(f"{cls.__qualname__}.rollback_actions names {unknown}, which are not actions of the class")
+
+    @classmethod
+    def _decide(cls, definition: ActionDefinition) -> ActionDefinition:
+        """The action's flags on this tool: its spec's side effects and cost decide whether it is governed."""
+        spec = getattr(cls, "spec", None)
+        return decide(definition, cls.side_effecting, spec if isinstance(spec, ToolSpec) else None, governable=True)
 
     @classmethod
     def capability_name(cls) -> str:
@@ -170,13 +179,14 @@ class LocalToolCapability(ToolCapability):
 
 def _bind_spec_schemas(cls: type[ToolCapability], action: str, spec: ToolSpec) -> None:
     definition = cls.__colony_actions__[action]
+    bound: dict[str, Any] = {}
     if spec.inputs_schema is not None:
         problems = schema_mismatches(spec.inputs_schema, definition.input_schema)
         if problems:
             raise TypeError(
                 f"{cls.__qualname__}.{action}: signature drifts from spec.inputs_schema: " + "; ".join(problems)
             )
-        definition.input_schema = spec.inputs_schema
+        bound["input_schema"] = spec.inputs_schema
     if spec.outputs_schema is not None and definition.output_adapter is not None:
         problems = schema_mismatches(spec.outputs_schema, clean_schema(definition.output_adapter.json_schema()))
         if problems:
@@ -192,7 +202,9 @@ def _bind_spec_schemas(cls: type[ToolCapability], action: str, spec: ToolSpec) -
                 where = "/".join(str(part) for part in error.absolute_path) or "<root>"
                 raise ToolOutputError(f"{action} returned an invalid result at {where}: {error.message}")
 
-        definition.output_check = check
+        bound["output_check"] = check
+    if bound:
+        cls.__colony_actions__ = MappingProxyType({**cls.__colony_actions__, action: replace(definition, **bound)})
 
 
 def render_card(spec: ToolSpec, extras: list[str]) -> str:

@@ -3,7 +3,7 @@
 from colony.runtime.authorization import Authorization
 from colony.runtime.call import CallOutcome, CallRequest, CallStatus
 from colony.runtime.case import GOVERNANCE_PROPERTIES, NO_CASE, GateCase, split_case
-from colony.runtime.catalog import Catalog, CatalogTool, UnavailableTool, is_governed
+from colony.runtime.catalog import Catalog, CatalogTool, UnavailableTool
 from colony.runtime.executor import Executor, InProcessExecutor
 from colony.runtime.governor import GovernanceEvents, Governor, HeldCall, HoldDecision, HoldStrategy
 from colony.runtime.kernels import KernelProvider
@@ -41,7 +41,6 @@ __all__ = [
     "ToolPool",
     "UnavailableTool",
     "VerdictView",
-    "is_governed",
     "split_case",
     "wire",
 ]

@@ -27,12 +27,11 @@ from typing import TYPE_CHECKING
 
 from colony.catalog import ToolEntry, check_entry, get_entry, load_registry, planner_visible, registry_path
 from colony.errors import CatalogError, ToolUnavailableError, UnknownActionError
-from colony.spec import ExecutionLocality
 
 if TYPE_CHECKING:
     from colony.capability import ToolCapability
 
-__all__ = ["Catalog", "CatalogTool", "UnavailableTool", "is_governed"]
+__all__ = ["Catalog", "CatalogTool", "UnavailableTool"]
 
 _RECHECK_SECONDS = 1.0
 logger = logging.getLogger("colony.catalog")
@@ -65,12 +64,12 @@ class CatalogTool:
         return name
 
     def side_effecting(self, action: str) -> bool:
-        """The action's own flag, or the tool's when the action declares none."""
-        return _side_effecting(self.cls, action)
+        """The action's own flag, or the tool's when the action declares none (decided with the class)."""
+        return self.cls.actions()[action].side_effecting
 
     def governed(self, action: str) -> bool:
-        """Whether a call of ``action`` must pass the gate."""
-        return is_governed(self.cls, action)
+        """Whether a call of ``action`` must pass the gate (decided with the class: ActionDefinition.governed)."""
+        return self.cls.actions()[action].governed
 
 
 @dataclass(frozen=True)
@@ -89,31 +88,6 @@ class UnavailableTool:
         """The error a call of this tool gets; ``context`` says who asked (an agent, a route)."""
         message = f"{context}tool {self.name!r} is unavailable, its catalog entry failed to load: {self.reason}"
         return ToolUnavailableError(message, tool=self.name, reason=self.reason)
-
-
-def _side_effecting(cls: type[ToolCapability], action: str) -> bool:
-    declared = cls.actions()[action].side_effecting
-    return cls.side_effecting if declared is None else declared
-
-
-_governed: dict[tuple[type[ToolCapability], str], bool] = {}
-
-
-def is_governed(cls: type[ToolCapability], action: str) -> bool:
-    """Whether a call of ``action`` passes the gate: it changes the world, or spends money or shared capacity.
-
-    An HPC job or a paid call is budgeted by the gate even when it writes nothing the caller owns.
-    The preconditions report is a read of the tool's own state, never governed. Decided once per
-    class and action (both are fixed when the class is created).
-    """
-    key = (cls, action)
-    governed = _governed.get(key)
-    if governed is None:
-        spec = cls.spec
-        costly = spec.execution_locality is ExecutionLocality.HPC or spec.cost_model.usd_per_call > 0
-        governed = action != "check_preconditions" and (_side_effecting(cls, action) or costly)
-        _governed[key] = governed
-    return governed
 
 
 class Catalog:

@@ -18,7 +18,7 @@ from mcp_types import ToolAnnotations
 
 from colony.capability import ToolCapability
 from colony.runtime.case import GOVERNANCE_PROPERTIES
-from colony.runtime.catalog import UnavailableTool, is_governed
+from colony.runtime.catalog import UnavailableTool
 from colony.spec import Determinism
 from colony.surfaces.kernel_tools import KernelTool, kernel_tools
 from colony.surfaces.portable_schema import ANY_JSON, portable_schema
@@ -93,7 +93,7 @@ def _definition(cls: type[ToolCapability]) -> ToolDefinition:
     menu = {entry.action: entry for entry in capability.get_action_descriptions()}
     entry = menu[action]
     side_effecting = capability.action_side_effecting(action)
-    governed = is_governed(cls, action)
+    governed = cls.actions()[action].governed
     added = GOVERNANCE_PROPERTIES if governed else {}
     schema = dict(entry.input_schema)
     properties = dict(schema.get("properties", {}))

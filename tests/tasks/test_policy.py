@@ -1,13 +1,12 @@
-"""Which failures are transient, and which actions may be cached or retried."""
+"""Which failures are transient."""
 
 from __future__ import annotations
 
 import httpx
 
 from colony.errors import ToolExecutionError, ToolInputError
-from tasks.policy import cacheable, is_transient, retriable
-from tests.doubles import BusyError, EchoToolDouble, IdempotentLedgerToolDouble, LedgerToolDouble, RandomToolDouble
-from tools.unit_convert import UnitConvert
+from tasks.policy import is_transient
+from tests.doubles import BusyError
 
 
 def test_transient_failures() -> None:
@@ -23,14 +22,3 @@ def test_permanent_failures() -> None:
     assert not is_transient(ToolExecutionError("corrupt"))
     assert not is_transient(BusyError("busy"))  # not declared by this tool
     assert not is_transient(ValueError("bad"))
-
-
-def test_what_is_cached_and_what_is_retried() -> None:
-    assert cacheable(EchoToolDouble, "echo") and cacheable(UnitConvert, "convert_units")
-    assert not cacheable(RandomToolDouble, "echo")
-    assert not cacheable(LedgerToolDouble, "write_entry")
-    assert cacheable(LedgerToolDouble, "check_entry")  # declared free of side effects
-    assert not cacheable(UnitConvert, "check_preconditions")  # a live report
-    assert retriable(UnitConvert, "convert_units")
-    assert not retriable(LedgerToolDouble, "write_entry")
-    assert retriable(IdempotentLedgerToolDouble, "write_entry")

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from colony.agents import run
+from pydantic_ai.toolsets import AbstractToolset, PreparedToolset, RenamedToolset
+
+from colony.agents import ColonyToolset, colony_toolset, model_agent, run
 from tests.colony.agents.harness import Script
 
 TEXT = "Call Ann at 555-123-4567 or ann@example.org. The survey covered 12 miles of coast. The coast is eroding."
@@ -52,6 +54,19 @@ async def test_the_model_sees_the_menu_exactly(make_agent: Any) -> None:
         offered["write_entry"].parameters_json_schema["properties"]
     )
     assert "rationale" not in offered["redact_pii"].parameters_json_schema["properties"]
+
+
+def test_the_overrides_are_pydantic_ai_wrappers_around_one_colony_leaf(make_agent: Any) -> None:
+    agent = make_agent(tool_overrides={"tool:unit_convert": {"name": "to_metric"}})
+    offered = colony_toolset(agent)
+    assert isinstance(offered, RenamedToolset) and offered.name_map == {"to_metric": "convert_units"}
+    assert isinstance(offered.wrapped, PreparedToolset) and isinstance(offered.wrapped.wrapped, ColonyToolset)
+    leaves: list[AbstractToolset[Any]] = []
+    toolsets = model_agent(agent, model=Script([]).model).toolsets
+    [ours] = [toolset for toolset in toolsets if isinstance(toolset, RenamedToolset)]
+    ours.apply(leaves.append)
+    assert [type(leaf) for leaf in leaves] == [ColonyToolset]  # what durable execution would wrap
+    assert leaves[0].id == "colony-clerk-1"
 
 
 async def test_a_renamed_tool_is_served_under_its_override_name(make_agent: Any) -> None:
