@@ -2,7 +2,7 @@
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: install up services test lint bench docs
+.PHONY: install up services test test-fast lint bench docs
 
 $(BIN)/colony: pyproject.toml
 	python3 -m venv $(VENV)
@@ -25,8 +25,16 @@ lint: install
 	$(BIN)/mypy
 	$(BIN)/lint-imports
 
+# Tests run on WORKERS processes (pytest-xdist); tests sharing one Prefect server stay on one.
+WORKERS ?= 4
+FAST := not (docker or postgres or prefect or node or moto or slow)
+
 test: install services lint
-	$(BIN)/pytest --cov
+	$(BIN)/pytest --cov -n $(WORKERS) --dist loadgroup
+
+# The inner loop: no Docker, PostgreSQL, Prefect server, Node or moto, and not the slowest tests.
+test-fast: install
+	$(BIN)/pytest -m "$(FAST)" -n $(WORKERS) --dist loadgroup -q
 
 bench: install
 	$(BIN)/python -m bench

@@ -5,9 +5,9 @@ finishes and send its beat just after: the beat's ``occurred`` then follows the
 ``Completed`` event, and a zombie automation waiting for "another beat or a final
 state after this beat" fires on a healthy, finished run (PrefectHQ/prefect#18653,
 #21932), failing with "Run is already in terminal state". ``beating`` wraps a Colony
-flow's body instead: it beats every ``HEARTBEAT_SECONDS`` while the body runs, and
-stops and joins its thread before the body returns or raises, so the last beat is
-created before the engine proposes the final (or paused) state.
+flow's body instead: it beats every ``HEARTBEAT_SECONDS`` (``COLONY_HEARTBEAT_SECONDS``)
+while the body runs, and stops and joins its thread before the body returns or raises, so
+the last beat is created before the engine proposes the final (or paused) state.
 """
 
 from __future__ import annotations
@@ -23,11 +23,28 @@ from typing import Any, TypeVar, cast
 
 from prefect.context import FlowRunContext
 from prefect.events import emit_event
+from pydantic import Field
+from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["HEARTBEAT_EVENT", "HEARTBEAT_SECONDS", "beating"]
+__all__ = ["HEARTBEAT_EVENT", "HEARTBEAT_SECONDS", "HeartbeatSettings", "beating"]
 
 HEARTBEAT_EVENT = "colony.flow-run.heartbeat"
 HEARTBEAT_SECONDS = 30  # a run is a zombie after three missed beats (colony.cli.zombies)
+
+
+class HeartbeatSettings(BaseSettings):
+    """How often a Colony flow run beats (``COLONY_HEARTBEAT_SECONDS``), read as each run starts."""
+
+    model_config = SettingsConfigDict(env_prefix="COLONY_", extra="ignore")
+
+    heartbeat_seconds: int = Field(
+        default=HEARTBEAT_SECONDS,
+        gt=0,
+        le=3600,
+        description="Seconds between a flow run's heartbeats; the zombie window (COLONY_ZOMBIE_SECONDS) must be "
+        "longer. Set the same value where runs run and where `colony deploy` or `colony up` runs.",
+    )
+
 
 logger = logging.getLogger("colony.flows")
 F = TypeVar("F", bound=Callable[..., Any])
@@ -86,7 +103,7 @@ def beating(fn: F) -> F:
 
         @functools.wraps(fn)
         async def beating_async(*args: Any, **kwargs: Any) -> Any:
-            with _beats(HEARTBEAT_SECONDS):
+            with _beats(HeartbeatSettings().heartbeat_seconds):
                 return await fn(*args, **kwargs)
 
         wrapper: Any = beating_async
@@ -94,7 +111,7 @@ def beating(fn: F) -> F:
 
         @functools.wraps(fn)
         def beating_sync(*args: Any, **kwargs: Any) -> Any:
-            with _beats(HEARTBEAT_SECONDS):
+            with _beats(HeartbeatSettings().heartbeat_seconds):
                 return fn(*args, **kwargs)
 
         wrapper = beating_sync

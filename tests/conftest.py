@@ -1,9 +1,45 @@
-"""Shared fixtures: every module under tests/services/ is a fixture plugin."""
+"""Shared fixtures: every module under tests/services/ is a fixture plugin.
+
+A test is marked by the services its fixtures start, so no file marks itself by hand:
+``docker``, ``postgres``, ``prefect``, ``node`` and ``moto`` for the service, ``slow`` for the
+fixtures (and the few tests) that take most of the suite's time. ``make test-fast`` runs the
+tests with none of these marks. Tests that share a server started per xdist worker are
+grouped (``xdist_group``), so that server starts on one worker only.
+"""
 
 from pathlib import Path
+
+import pytest
 
 pytest_plugins = sorted(
     f"tests.services.{path.stem}"
     for path in (Path(__file__).parent / "services").glob("*.py")
     if path.stem != "__init__"
 )
+
+#: Each marker, and the fixtures that give it (any fixture depending on one of them does too).
+MARKERS_BY_FIXTURE: dict[str, frozenset[str]] = {
+    "docker": frozenset({"docker_client", "busybox_image", "job_image", "moto_batch_docker"}),
+    "postgres": frozenset({"postgres_server"}),
+    "prefect": frozenset({"prefect_harness", "prefect_server", "prefect_server_factory"}),
+    "node": frozenset({"typescript_client"}),
+    "moto": frozenset({"moto_server"}),
+    # Fixtures that start a colony process per test or per module: their tests are the slow ones.
+    "slow": frozenset({"start_gateway", "workers"}),
+}
+
+#: Tests sharing one server per worker: under ``--dist loadgroup`` they run on one worker.
+GROUPS_BY_FIXTURE: dict[str, str] = {"prefect_server": "prefect-server", "prefect_server_factory": "prefect-server"}
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist reads the groups
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Mark each test by the services its fixture closure starts."""
+    for item in items:
+        fixtures = set(getattr(item, "fixturenames", ()))
+        for marker, givers in MARKERS_BY_FIXTURE.items():
+            if fixtures & givers and item.get_closest_marker(marker) is None:
+                item.add_marker(marker)
+        for fixture, group in GROUPS_BY_FIXTURE.items():
+            if fixture in fixtures and item.get_closest_marker("xdist_group") is None:
+                item.add_marker(pytest.mark.xdist_group(group))

@@ -1,7 +1,7 @@
 """What happens to a Colony run whose process died: Prefect marks it Crashed, then runs it again.
 
 A run whose process died with its worker (or its machine) stays Running forever unless
-something notices. Colony's flow runs beat every ``HEARTBEAT_SECONDS``
+something notices. Colony's flow runs beat every ``COLONY_HEARTBEAT_SECONDS``
 (``flows._heartbeat``); the first automation here is Prefect's documented one ("Detect and
 respond to zombie flows") that crashes a run after three missed beats. Three changes to the
 documented definition: it listens to Colony's own beat, which always precedes the run's final
@@ -28,10 +28,10 @@ from prefect.client.schemas.objects import StateType
 from prefect.events.actions import ChangeFlowRunState
 from prefect.events.schemas.automations import AutomationCore, EventTrigger, Posture
 from prefect.events.schemas.events import ResourceSpecification
-from pydantic import Field
-from pydantic_settings import BaseSettings, SettingsConfigDict
+from pydantic import Field, model_validator
+from pydantic_settings import SettingsConfigDict
 
-from flows._heartbeat import HEARTBEAT_EVENT, HEARTBEAT_SECONDS
+from flows._heartbeat import HEARTBEAT_EVENT, HeartbeatSettings
 
 __all__ = [
     "RECOVERY_AUTOMATION",
@@ -48,20 +48,28 @@ MISSED_HEARTBEATS = 3
 COLONY_TAG = "colony"  # every Colony deployment's tag (prefect.yaml, flows.deployments)
 
 
-class RecoverySettings(BaseSettings):
+class RecoverySettings(HeartbeatSettings):
     """When a run counts as dead, and how often a crashed run is started again (``COLONY_*``)."""
 
     model_config = SettingsConfigDict(env_prefix="COLONY_", extra="ignore")
 
     zombie_seconds: int = Field(
-        default=MISSED_HEARTBEATS * HEARTBEAT_SECONDS,
-        gt=HEARTBEAT_SECONDS,
-        description=f"Seconds without a heartbeat after which a run is marked Crashed (more than one beat, "
-        f"{HEARTBEAT_SECONDS} s).",
+        default_factory=lambda fields: MISSED_HEARTBEATS * fields["heartbeat_seconds"],
+        description="Seconds without a heartbeat after which a run is marked Crashed (more than one beat; "
+        f"default {MISSED_HEARTBEATS} beats).",
     )
     crash_retries: int = Field(
         default=3, ge=0, le=20, description="How many starts of a run may crash and still be scheduled again."
     )
+
+    @model_validator(mode="after")
+    def _longer_than_a_beat(self) -> RecoverySettings:
+        if self.zombie_seconds <= self.heartbeat_seconds:
+            raise ValueError(
+                f"zombie_seconds ({self.zombie_seconds} s) must be more than one heartbeat "
+                f"(heartbeat_seconds, {self.heartbeat_seconds} s): a live run would be judged dead"
+            )
+        return self
 
 
 def zombie_automation(settings: RecoverySettings | None = None) -> AutomationCore:

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
-from contextlib import ExitStack
+from contextlib import AbstractContextManager, ExitStack
 from pathlib import Path
 from typing import Any
 from uuid import UUID
@@ -36,13 +36,13 @@ from colony.kernel import ColonyKernel, KernelSettings
 from flows.gated_action import GatedActionSummary, Outcome
 from flows.tool_call import ToolCallResult
 from tests.services.postgres import create_database
-from tests.services.prefect import PrefectServer, prefect_api, running_prefect_server
+from tests.services.prefect import PrefectServer, prefect_api
 
-pytestmark = [pytest.mark.postgres, pytest.mark.prefect_server]
 REPO = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 SECRET = "at-scale-test-secret"
-ZOMBIE_SECONDS = 40  # more than one 30 s heartbeat: a live run is never judged dead
+HEARTBEAT_SECONDS = 5  # beats every 5 s instead of 30, so a lost run is found sooner
+ZOMBIE_SECONDS = 20  # four beats: a live run on a busy machine is never judged dead
 SLOW_RUNS = 5  # more than one worker's limit (4), so both workers hold some
 RESULTS_BLOCK = "local-file-system/colony-results"
 LEDGER = {
@@ -169,17 +169,20 @@ def start(deployment: str, parameters: dict[str, Any] | None = None) -> UUID:
 
 
 @pytest.fixture
-def colony(postgres_server: str, tmp_path: Path) -> Iterator[tuple[PrefectServer, KernelSettings, dict[str, str]]]:
+def colony(
+    postgres_server: str, prefect_server_factory: Callable[..., AbstractContextManager[PrefectServer]], tmp_path: Path
+) -> Iterator[tuple[PrefectServer, KernelSettings, dict[str, str]]]:
     """A Prefect server on PostgreSQL, deployed with ``colony deploy``; the kernel's settings; a worker's env."""
     prefect_url = create_database(postgres_server).replace("+psycopg", "+asyncpg")
     kernel_settings = KernelSettings(database_url=create_database(postgres_server), attestation_secret=SECRET)
     (tmp_path / "prefect-server").mkdir()
-    with running_prefect_server(tmp_path / "prefect-server", prefect_url) as server:
+    with prefect_server_factory(tmp_path / "prefect-server", prefect_url) as server:
         env = server.env(
             PREFECT_HOME=str(tmp_path / "deployer"),
             COLONY_HOME=str(tmp_path / "deployer-colony"),
             COLONY_DATABASE_URL=kernel_settings.database_url or "",
             COLONY_ATTESTATION_SECRET=SECRET,
+            COLONY_HEARTBEAT_SECONDS=str(HEARTBEAT_SECONDS),
             COLONY_ZOMBIE_SECONDS=str(ZOMBIE_SECONDS),
             COLONY_RESULT_STORAGE=RESULTS_BLOCK,
             PREFECT_WORKER_QUERY_SECONDS="2",

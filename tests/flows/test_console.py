@@ -8,15 +8,12 @@ import sys
 from pathlib import Path
 from uuid import uuid4
 
-import pytest
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName, LogFilter, LogFilterFlowRunId
 from prefect.client.schemas.objects import FlowRun
 
 from flows.deployments import FLOW_RUN_ENV
 from tests.services.prefect import PrefectServer, prefect_api
-
-pytestmark = pytest.mark.prefect_server
 
 ORPHANED_FLOW = """
 import logging

@@ -10,7 +10,6 @@ import json
 from collections.abc import Callable
 from pathlib import Path
 
-import pytest
 from prefect.client.orchestration import get_client
 from prefect.deployments import run_deployment
 from prefect.flow_runs import resume_flow_run
@@ -21,7 +20,6 @@ from flows.gated_action import GatedActionSummary, Outcome
 from flows.tool_call import ToolCallResult
 from tests.flows.workers import Worker, errors_logged, final, wait_until_suspended
 
-pytestmark = pytest.mark.prefect_server
 NAME = "results-test"
 LEDGER_REQUEST = {
     "call": {"tool": "ledger_double", "arguments": {"text": "figures"}},

@@ -34,7 +34,6 @@ from tests.flows.test_gated_action import WAITS, events_about, run_log
 from tests.flows.workers import Worker, errors_logged, final, wait_until_suspended
 from tests.services.prefect import PrefectServer
 
-pytestmark = pytest.mark.prefect_server
 NAME = "holds-test"
 COLONY = Path(sys.executable).parent / "colony"
 REVIEWER = "ops@example.org"

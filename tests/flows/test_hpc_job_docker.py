@@ -19,10 +19,7 @@ from tests.flows.test_hpc_job import FAST, job_request
 from tests.services.hpc import TOKEN, HPCStack, register_job_definition
 from tests.services.hpc_image import REPO_ROOT
 
-pytestmark = [
-    pytest.mark.docker,
-    pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning"),
-]
+pytestmark = pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 
 
 @pytest.fixture

@@ -111,7 +111,6 @@ def test_hoarding_over_mcp_is_capped_at_the_share(kernel: ColonyKernel) -> None:
     assert answer["decision"] == "execute"
 
 
-@pytest.mark.postgres
 def test_concurrent_proposals_never_pass_the_share_on_postgresql(
     postgres_url: str,
     clock: FakeClock,  # noqa: F811

@@ -23,7 +23,6 @@ from tests.security.conftest import CASE
 from tests.services import free_port
 from tests.services.gateway import start_gateway_process
 
-pytestmark = pytest.mark.docker
 BUDGET = 8.0
 OVERRUN = {"script": "echo done; sleep 9"}
 WHOLE_BUDGET = {"COLONY_AGENT_BUDGET_SHARE": "1"}  # one agent may hold the period: the ceiling is what cuts

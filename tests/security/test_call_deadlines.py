@@ -6,14 +6,12 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import pytest
 
 from colony.errors import CallTimeoutError
 from colony.kernel import ColonyKernel, KernelSettings
 from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, Catalog, KernelProvider, Runtime
 from tests.security.conftest import CASE
 
-pytestmark = pytest.mark.docker
 REGISTRY = Path(__file__).resolve().parents[2] / ".colony" / "tool-registry.json"
 
 

@@ -11,7 +11,6 @@ from pathlib import Path
 from typing import Any
 
 import httpx
-import pytest
 
 from colony.kernel import ColonyKernel, KernelSettings
 from colony.sandbox.ownership import OWNER_PID
@@ -19,7 +18,6 @@ from tests.security.conftest import CASE
 from tests.services import free_port
 from tests.services.gateway import start_gateway_process
 
-pytestmark = pytest.mark.docker
 SCRIPT = {"script": "echo hello", "stdin": ""}
 
 

@@ -14,7 +14,6 @@ import pytest
 
 from colony.sandbox.ownership import OWNER_PID, owner_labels, reap_orphans
 
-pytestmark = pytest.mark.docker
 REAPERS = 6
 ORPHANS = 8
 

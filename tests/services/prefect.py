@@ -12,27 +12,55 @@ import os
 import subprocess
 import sys
 import time
-from collections.abc import Iterator
-from contextlib import contextmanager
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 import httpx
 import pytest
 from prefect.events.worker import EventsWorker
-from prefect.settings import PREFECT_API_URL, PREFECT_LOCAL_STORAGE_PATH, temporary_settings
+from prefect.settings import (
+    PREFECT_API_URL,
+    PREFECT_LOCAL_STORAGE_PATH,
+    PREFECT_SERVER_SERVICES_EVENT_PERSISTER_FLUSH_INTERVAL,
+    PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_FLUSH_INTERVAL,
+    temporary_settings,
+)
 from prefect.testing.utilities import prefect_test_harness
 
 from tests.services import free_port, unavailable
 
 SERVER_STARTUP_SECONDS = 90
 
+#: A test server's loops, each every second instead of every five: events are stored (and
+#: readable), task run states recorded and proactive automations (the zombie one) evaluated.
+FAST_SERVER_LOOPS = {
+    "PREFECT_SERVER_SERVICES_EVENT_PERSISTER_FLUSH_INTERVAL": "1",
+    "PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_FLUSH_INTERVAL": "1",
+    "PREFECT_SERVER_EVENTS_PROACTIVE_GRANULARITY": "PT1S",
+}
+#: What talks to a test server polls it every second instead of every ten: a runner
+#: (``serve``) and a worker pick up a run, a run's logs reach the API.
+FAST_CLIENT_LOOPS = {
+    "PREFECT_RUNNER_POLL_FREQUENCY": "1",
+    "PREFECT_WORKER_QUERY_SECONDS": "1",
+    "PREFECT_LOGGING_TO_API_BATCH_INTERVAL": "0.5",
+}
+
 
 @pytest.fixture(scope="session")
 def prefect_harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Prefect's test harness for the session, results in a temporary directory; its API URL."""
     storage = tmp_path_factory.mktemp("prefect-storage")
-    with temporary_settings({PREFECT_LOCAL_STORAGE_PATH: storage}), prefect_test_harness(server_startup_timeout=60):
+    fast = {
+        PREFECT_SERVER_SERVICES_EVENT_PERSISTER_FLUSH_INTERVAL: 1.0,
+        PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_FLUSH_INTERVAL: 1.0,
+    }
+    with (
+        temporary_settings({PREFECT_LOCAL_STORAGE_PATH: storage, **fast}),
+        prefect_test_harness(server_startup_timeout=60),
+    ):
         yield str(PREFECT_API_URL.value())
 
 
@@ -60,8 +88,14 @@ class PrefectServer:
     home: Path
 
     def env(self, **extra: str) -> dict[str, str]:
-        """An environment for subprocesses that talk to this server."""
-        return {**os.environ, "PREFECT_API_URL": self.api_url, "PREFECT_HOME": str(self.home), **extra}
+        """An environment for subprocesses that talk to this server (polling it every second)."""
+        return {
+            **os.environ,
+            **FAST_CLIENT_LOOPS,
+            "PREFECT_API_URL": self.api_url,
+            "PREFECT_HOME": str(self.home),
+            **extra,
+        }
 
 
 @contextmanager
@@ -77,6 +111,7 @@ def running_prefect_server(home: Path, database_url: str | None = None) -> Itera
         "PREFECT_SERVER_DATABASE_CONNECTION_URL": database_url or f"sqlite+aiosqlite:///{home / 'prefect.db'}",
         "PREFECT_SERVER_ANALYTICS_ENABLED": "false",
         "PREFECT_UI_ENABLED": "false",
+        **FAST_SERVER_LOOPS,
     }
     env.pop("PREFECT_API_URL", None)
     log = (home / "server.log").open("wb")
@@ -109,6 +144,12 @@ def running_prefect_server(home: Path, database_url: str | None = None) -> Itera
             process.kill()
             process.wait()
         log.close()
+
+
+@pytest.fixture(scope="session")
+def prefect_server_factory() -> Callable[..., AbstractContextManager[PrefectServer]]:
+    """``running_prefect_server``, for a test that needs a server of its own (on its own database)."""
+    return running_prefect_server
 
 
 @pytest.fixture(scope="session")

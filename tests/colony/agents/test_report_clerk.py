@@ -15,7 +15,6 @@ from colony.kernel import ColonyKernel
 from colony.runtime import KernelProvider, Runtime
 from tests.colony.agents.harness import Script
 
-pytestmark = pytest.mark.docker
 CLERK = Path(__file__).parents[3] / "agents" / "report_clerk.yaml"
 NOTES = "Ann (ann@example.org, 555-123-4567) walked 12 miles of coast. The coast is eroding. Storms hit the coast."
 SHELL_CASE = {

@@ -15,7 +15,6 @@ from colony.cli.zombies import ZOMBIE_AUTOMATION
 from flows.deployments import FLOW_RUN_ENV
 from tests.services.prefect import PrefectServer, prefect_api
 
-pytestmark = pytest.mark.prefect_server
 BIN = Path(sys.executable).parent
 DEPLOYMENTS = [
     "colony-tick/colony-tick",

@@ -26,7 +26,6 @@ from colony.settings import ColonySettings
 from tests.services import free_port
 from tests.services.prefect import PrefectServer, prefect_api
 
-pytestmark = pytest.mark.prefect_server
 COLONY = Path(sys.executable).parent / "colony"
 GATEWAY_START_SECONDS = 60
 

@@ -26,7 +26,6 @@ from colony.kernel import ColonyKernel, KernelSettings
 from tests.services import free_port
 from tests.services.prefect import PrefectServer, prefect_api
 
-pytestmark = pytest.mark.prefect_server
 REPO = Path(__file__).resolve().parents[3]
 BIN = Path(sys.executable).parent
 DEPLOYMENTS = [
@@ -115,6 +114,8 @@ def test_colony_up_serves_the_deployments_and_runs_them(api: PrefectServer, tmp_
         httpx.get(f"{gateway}/health", timeout=2)
 
 
+@pytest.mark.prefect  # colony up starts a Prefect server of its own
+@pytest.mark.slow
 @pytest.mark.parametrize("stop", [signal.SIGKILL, signal.SIGTERM], ids=["SIGKILL", "SIGTERM"])
 def test_up_on_another_port_serves_its_ui_and_leaves_no_server_behind(tmp_path: Path, stop: signal.Signals) -> None:
     port, gateway_port = free_port(), free_port()

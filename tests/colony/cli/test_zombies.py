@@ -10,9 +10,10 @@ from pathlib import Path
 from uuid import uuid4
 
 import pytest
-from prefect.client.orchestration import get_client
+from prefect.client.orchestration import SyncPrefectClient, get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
 from prefect.client.schemas.objects import FlowRun, StateType
+from prefect.events import Event
 from prefect.events.actions import ChangeFlowRunState
 from prefect.events.filters import EventFilter, EventNameFilter, EventRelatedFilter, EventResourceFilter
 from pydantic import ValidationError
@@ -25,11 +26,11 @@ from colony.cli.zombies import (
     ensure_automations,
     recovery_automation,
 )
-from flows._heartbeat import HEARTBEAT_EVENT, HEARTBEAT_SECONDS
+from flows._heartbeat import HEARTBEAT_EVENT, HeartbeatSettings
 from flows.deployments import FLOW_RUN_ENV
 from tests.services.prefect import PrefectServer, prefect_api
 
-pytestmark = pytest.mark.prefect_server
+BEAT = 2  # seconds between the runs' heartbeats here (COLONY_HEARTBEAT_SECONDS), not 30
 
 DOOMED_FLOW = """
 import sys
@@ -66,47 +67,78 @@ def test_ensuring_twice_leaves_one_of_each_automation(api: PrefectServer) -> Non
 
 
 def poll_flow_run(name: str, seconds: float, done: str) -> FlowRun:
+    """The run named ``name`` once it has been in state ``done`` (its state then, as the run has it)."""
     deadline = time.monotonic() + seconds
     with get_client(sync_client=True) as client:
         while True:
             runs = client.read_flow_runs(flow_run_filter=FlowRunFilter(name=FlowRunFilterName(any_=[name])))
-            if runs and runs[0].state is not None and runs[0].state.name == done:
-                return runs[0]
+            if runs:
+                reached = [state for state in client.read_flow_run_states(runs[0].id) if state.name == done]
+                if reached:
+                    return runs[0].model_copy(update={"state": reached[-1]})
             assert time.monotonic() < deadline, f"the run never became {done}: {runs and runs[0].state}"
-            time.sleep(1)
+            time.sleep(0.5)
 
 
-def wait_for_heartbeat(flow_run: FlowRun, seconds: float = 60) -> None:
+def wait_for_heartbeats(flow_run: FlowRun, count: int = 1, seconds: float = 60) -> None:
     heartbeats = EventFilter(
         event=EventNameFilter(name=[HEARTBEAT_EVENT]),
         resource=EventResourceFilter(id=[f"prefect.flow-run.{flow_run.id}"]),
     )
     deadline = time.monotonic() + seconds
     with get_client(sync_client=True) as client:
-        while not client.read_events(filter=heartbeats, limit=1).events:
-            assert time.monotonic() < deadline, "the run sent no heartbeat"
-            time.sleep(1)
+        while len(client.read_events(filter=heartbeats, limit=count).events) < count:
+            assert time.monotonic() < deadline, f"the run sent fewer than {count} heartbeats in {seconds} s"
+            time.sleep(0.5)
 
 
-def test_a_colony_run_whose_process_died_is_marked_crashed(api: PrefectServer, tmp_path: Path) -> None:
-    ensure_automations()
-    script = tmp_path / "doomed.py"
+def automation_actions(client: SyncPrefectClient, run: FlowRun) -> list[Event]:
+    """The automations' actions on ``run`` (executed or failed), as the events API has them."""
+    actions = EventFilter(
+        event=EventNameFilter(prefix=["prefect.automation.action"]),
+        related=EventRelatedFilter(id=[f"prefect.flow-run.{run.id}"]),
+    )
+    return client.read_events(filter=actions, limit=5).events
+
+
+def run_environment(api: PrefectServer) -> dict[str, str]:
+    return api.env(**FLOW_RUN_ENV, COLONY_HEARTBEAT_SECONDS=str(BEAT))
+
+
+def start_doomed_run(api: PrefectServer, script: Path) -> tuple[subprocess.Popen[bytes], FlowRun]:
+    """A Colony run, once it is Running and has beaten twice (every BEAT seconds), and its process."""
     script.write_text(DOOMED_FLOW)
     name = f"doomed-{uuid4()}"
     process = subprocess.Popen(
         [sys.executable, str(script), name],
-        env=api.env(**FLOW_RUN_ENV),
+        env=run_environment(api),
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
     try:
         running = poll_flow_run(name, seconds=60, done="Running")
-        wait_for_heartbeat(running)
-    finally:
-        process.kill()  # the machine is gone: no final state is ever reported
+        wait_for_heartbeats(running, count=2, seconds=10 * BEAT + 30)
+    except BaseException:
+        process.kill()
         process.wait()
-    grace = MISSED_HEARTBEATS * HEARTBEAT_SECONDS + 90  # the automation's window, then its evaluation
-    crashed = poll_flow_run(name, seconds=grace, done="Crashed")
+        raise
+    return process, running
+
+
+def crash(process: subprocess.Popen[bytes], run: FlowRun, settings: RecoverySettings) -> FlowRun:
+    """Kill the run's process (the machine is gone: no final state is reported); the run once marked Crashed."""
+    process.kill()
+    process.wait()
+    grace = settings.zombie_seconds + 90  # the automation's window, then its evaluation
+    return poll_flow_run(run.name, seconds=grace, done="Crashed")
+
+
+def test_a_colony_run_whose_process_died_is_marked_crashed(api: PrefectServer, tmp_path: Path) -> None:
+    settings = RecoverySettings(heartbeat_seconds=BEAT)
+    assert settings.zombie_seconds == MISSED_HEARTBEATS * BEAT
+    ensure_automations(settings)
+    process, running = start_doomed_run(api, tmp_path / "doomed.py")
+    crashed = crash(process, running, settings)
     assert crashed.state is not None and "missing heartbeats" in (crashed.state.message or "")
 
 
@@ -130,28 +162,40 @@ with tags("colony"):
 
 
 def test_a_finished_run_is_never_judged_a_zombie(api: PrefectServer, tmp_path: Path) -> None:
-    settings = RecoverySettings(zombie_seconds=HEARTBEAT_SECONDS + 1)
+    settings = RecoverySettings(heartbeat_seconds=BEAT, zombie_seconds=BEAT + 1)
     ensure_automations(settings)
     script = tmp_path / "quick.py"
     script.write_text(QUICK_FLOW)
     names = [f"quick-{uuid4()}" for _ in range(4)]  # runs shorter than a beat: the race is at their end
     for name in names:  # each in a fresh process, as a worker runs them: its first beat is the slowest
-        subprocess.run([sys.executable, str(script), name], env=api.env(**FLOW_RUN_ENV), check=True)
+        subprocess.run([sys.executable, str(script), name], env=run_environment(api), check=True)
     runs = [poll_flow_run(name, seconds=60, done="Completed") for name in names]
-    time.sleep(settings.zombie_seconds + 30)  # the automation's window, then its evaluation
+    # A run that dies after them: once the automation has acted on it, it has judged every
+    # window that closed before its own, and the events API holds what it did.
+    process, doomed = start_doomed_run(api, tmp_path / "doomed.py")
+    crash(process, doomed, settings)
     with get_client(sync_client=True) as client:
+        deadline = time.monotonic() + 60
+        while not automation_actions(client, doomed):
+            assert time.monotonic() < deadline, "the automation's action on the dead run never reached the events"
+            time.sleep(0.5)
         for run in runs:
-            actions = EventFilter(
-                event=EventNameFilter(prefix=["prefect.automation.action"]),
-                related=EventRelatedFilter(id=[f"prefect.flow-run.{run.id}"]),
-            )
-            assert client.read_events(filter=actions, limit=5).events == [], f"the automation acted on {run.name}"
+            assert automation_actions(client, run) == [], f"the automation acted on {run.name}"
             current = client.read_flow_run(run.id)
             assert current.state is not None and current.state.name == "Completed"
 
 
 def test_a_zombie_window_within_one_heartbeat_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
-    monkeypatch.setenv("COLONY_ZOMBIE_SECONDS", str(HEARTBEAT_SECONDS))  # a live run would look dead
+    beat = HeartbeatSettings().heartbeat_seconds
+    monkeypatch.setenv("COLONY_ZOMBIE_SECONDS", str(beat))  # a live run would look dead
+    with pytest.raises(ValidationError, match="zombie_seconds"):
+        RecoverySettings()
+
+
+def test_the_zombie_window_follows_the_heartbeat(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("COLONY_HEARTBEAT_SECONDS", "5")
+    assert RecoverySettings().zombie_seconds == MISSED_HEARTBEATS * 5
+    monkeypatch.setenv("COLONY_ZOMBIE_SECONDS", "5")
     with pytest.raises(ValidationError, match="zombie_seconds"):
         RecoverySettings()
 

@@ -309,7 +309,6 @@ def test_the_entry_hash_is_the_sha256_of_the_canonical_json(row: dict[str, objec
     assert entry_hash(row, prev_hash) == hashlib.sha256(canonical.encode()).hexdigest()
 
 
-@pytest.mark.postgres
 def test_postgresql_chains_entries_as_the_verifier_does(postgres_url: str, clock: FakeClock) -> None:
     """On PostgreSQL the server hashes each entry (sha256 in SQL); the Python verifier must agree, byte for byte."""
     kernel = ColonyKernel(KernelSettings(database_url=postgres_url), clock=clock)

@@ -16,8 +16,6 @@ from colony.errors import KernelStoreError
 from colony.kernel.prepared import Prepared
 from colony.kernel.store import GuardFailed, Store, tables
 
-pytestmark = pytest.mark.postgres
-
 _AGENTS = tables.agents
 _ADD = Prepared(
     insert(_AGENTS).values(

@@ -8,8 +8,6 @@ from colony.errors import AttestationError
 from colony.kernel import ColonyKernel, Decision, KernelSettings
 from tests.colony.kernel.conftest import FakeClock, good_plan
 
-pytestmark = pytest.mark.postgres
-
 
 def test_lifecycle_on_postgresql(postgres_url: str, clock: FakeClock) -> None:
     settings = KernelSettings(database_url=postgres_url, budget_llm_calls=2)

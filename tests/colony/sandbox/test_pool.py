@@ -59,12 +59,22 @@ def test_a_full_role_makes_the_next_call_wait_its_turn(single: TightShell) -> No
     assert len(_ids(single)) == 1
 
 
+async def held(tool: TightShell) -> None:
+    """Until a call holds the tool's one container (bounded: 60 s)."""
+    pool, plan = tool.sandbox_session._held.pool, tool._container_plan()
+    for _ in range(600):
+        if sum(pool.plans.holding.get(plan, {}).values()):
+            return
+        await asyncio.sleep(0.1)
+    pytest.fail("no call ever held the container")
+
+
 def test_waiting_past_the_deadline_is_a_retryable_error(single: TightShell) -> None:
     run(single, "true")
 
     async def scenario() -> Any:
         busy = asyncio.create_task(_script(single, "sleep 2; echo done"))
-        await asyncio.sleep(0.5)
+        await held(single)
         with pytest.raises(SandboxError, match="stayed busy") as raised, deadline_scope(0.5):
             await single.invoke("run", {"script": "echo never"})
         assert raised.value.retryable
@@ -79,7 +89,7 @@ def test_a_caller_cancelled_while_waiting_leaves_the_running_call_alone(single: 
 
     async def scenario() -> Any:
         busy = asyncio.create_task(_script(single, "sleep 2; echo done"))
-        await asyncio.sleep(0.5)
+        await held(single)
         with pytest.raises(TimeoutError):
             await asyncio.wait_for(single.invoke("run", {"script": "echo never"}), 0.5)
         return await busy

@@ -78,7 +78,6 @@ def sweep_stack(start_hpc: Callable[..., HPCStack], job_image: str) -> HPCStack:
     return stack
 
 
-@pytest.mark.docker
 @pytest.mark.filterwarnings("ignore::pytest.PytestUnraisableExceptionWarning")
 async def test_a_sweep_runs_on_batch_and_a_repeat_is_served_from_cache(
     prefect_harness: str, sweep_stack: HPCStack, tmp_path: Path
