@@ -7,6 +7,7 @@ tests with none of these marks. Tests that share a server started per xdist work
 grouped (``xdist_group``), so that server starts on one worker only.
 """
 
+import os
 from pathlib import Path
 
 import pytest
@@ -24,12 +25,22 @@ MARKERS_BY_FIXTURE: dict[str, frozenset[str]] = {
     "prefect": frozenset({"prefect_harness", "prefect_server", "prefect_server_factory"}),
     "node": frozenset({"typescript_client"}),
     "moto": frozenset({"moto_server"}),
-    # Fixtures that start a colony process per test or per module: their tests are the slow ones.
-    "slow": frozenset({"start_gateway", "workers"}),
+    # Fixtures that start colony processes (gateways, deployment workers, a seed's session):
+    # their tests are the slow ones.
+    "slow": frozenset({"start_gateway", "gateway", "workers", "phases", "outcomes", "seed_004_report"}),
 }
 
-#: Tests sharing one server per worker: under ``--dist loadgroup`` they run on one worker.
-GROUPS_BY_FIXTURE: dict[str, str] = {"prefect_server": "prefect-server", "prefect_server_factory": "prefect-server"}
+#: Tests sharing one server per worker, or fixed ports: under ``--dist loadgroup`` they run on one worker.
+GROUPS_BY_FIXTURE: dict[str, str] = {
+    "prefect_server": "prefect-server",
+    "prefect_server_factory": "prefect-server",
+    "seed_004_report": "seed-004-ports",  # the seed's session listens on the ports the seed names
+}
+
+if os.environ.get("PYTEST_XDIST_WORKER"):
+    # pytest-xdist hands its workers the terminal's width as COLUMNS; to the CLI (colony/cli/output.py)
+    # that is a width asked for, which a test run never asks unless the test sets it.
+    os.environ.pop("COLUMNS", None)
 
 
 @pytest.hookimpl(tryfirst=True)  # before xdist reads the groups

@@ -70,10 +70,13 @@ async def test_another_callers_short_call_runs_beside_one_callers_long_ones(busy
         ]
         tool = runtime.pool.instance(SandboxScript)
         plan = tool._container_plan()
+        waiting = tool.sandbox_session._held.pool.plans.waiting
         deadline = time.monotonic() + DEADLINE
-        while len(tool.sandbox_session.container_ids(plan)) < ALICE_SHARE and time.monotonic() < deadline:
-            await asyncio.sleep(0.2)  # alice's share is running; her fourth call waits
-        await asyncio.sleep(1.0)  # room for a fourth container, were she allowed one
+        while time.monotonic() < deadline and not (
+            len(tool.sandbox_session.container_ids(plan)) >= ALICE_SHARE
+            and len(waiting.get(plan, {}).get("alice", ())) == 1
+        ):
+            await asyncio.sleep(0.1)  # until alice's share is running and her fourth call waits for it
 
         # Bob's deadline ends before alice's calls do: he is served from the container she may not take.
         answer = await asyncio.wait_for(call(bob, "echo hi", LONG_SECONDS - 2), timeout=DEADLINE)

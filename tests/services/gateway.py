@@ -20,7 +20,7 @@ COLONY = Path(sys.executable).parent / "colony"
 StartGateway = Callable[..., str]
 
 
-def start_gateway_process(env: dict[str, str], port: int, timeout: float = 30.0) -> subprocess.Popen[bytes]:
+def start_gateway_process(env: dict[str, str], port: int, timeout: float = 120.0) -> subprocess.Popen[bytes]:
     """Start ``colony gateway`` on ``port`` with ``env`` added, and wait until /health answers."""
     if not COLONY.exists():
         unavailable(f"{COLONY} is not installed (pip install -e .)")
@@ -39,6 +39,9 @@ def start_gateway_process(env: dict[str, str], port: int, timeout: float = 30.0)
         except httpx.HTTPError:
             time.sleep(0.1)
     process.kill()
+    process.wait()  # reaped and closed here, not in whichever test the garbage collector runs in
+    if process.stderr:
+        process.stderr.close()
     pytest.fail(f"colony gateway did not answer /health on port {port} within {timeout:g} s")
 
 
