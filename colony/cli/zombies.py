@@ -45,6 +45,7 @@ __all__ = [
 ZOMBIE_AUTOMATION = "colony: crash zombie flow runs"
 RECOVERY_AUTOMATION = "colony: retry crashed flow runs"
 MISSED_HEARTBEATS = 3
+SHORTEST_WINDOW_SECONDS = 10  # Prefect refuses a proactive trigger's window shorter than this
 COLONY_TAG = "colony"  # every Colony deployment's tag (prefect.yaml, flows.deployments)
 
 
@@ -54,9 +55,9 @@ class RecoverySettings(HeartbeatSettings):
     model_config = SettingsConfigDict(env_prefix="COLONY_", extra="ignore")
 
     zombie_seconds: int = Field(
-        default_factory=lambda fields: MISSED_HEARTBEATS * fields["heartbeat_seconds"],
-        description="Seconds without a heartbeat after which a run is marked Crashed (more than one beat; "
-        f"default {MISSED_HEARTBEATS} beats).",
+        default_factory=lambda fields: max(SHORTEST_WINDOW_SECONDS, MISSED_HEARTBEATS * fields["heartbeat_seconds"]),
+        description="Seconds without a heartbeat after which a run is marked Crashed (more than one beat, at least "
+        f"{SHORTEST_WINDOW_SECONDS}; default {MISSED_HEARTBEATS} beats).",
     )
     crash_retries: int = Field(
         default=3, ge=0, le=20, description="How many starts of a run may crash and still be scheduled again."
@@ -64,6 +65,11 @@ class RecoverySettings(HeartbeatSettings):
 
     @model_validator(mode="after")
     def _longer_than_a_beat(self) -> RecoverySettings:
+        if self.zombie_seconds < SHORTEST_WINDOW_SECONDS:
+            raise ValueError(
+                f"zombie_seconds ({self.zombie_seconds} s) must be at least {SHORTEST_WINDOW_SECONDS} s: "
+                "Prefect evaluates no shorter proactive window"
+            )
         if self.zombie_seconds <= self.heartbeat_seconds:
             raise ValueError(
                 f"zombie_seconds ({self.zombie_seconds} s) must be more than one heartbeat "

@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from colony.cli.zombies import (
     MISSED_HEARTBEATS,
     RECOVERY_AUTOMATION,
+    SHORTEST_WINDOW_SECONDS,
     ZOMBIE_AUTOMATION,
     RecoverySettings,
     ensure_automations,
@@ -30,7 +31,7 @@ from flows._heartbeat import HEARTBEAT_EVENT, HeartbeatSettings
 from flows.deployments import FLOW_RUN_ENV
 from tests.services.prefect import PrefectServer, prefect_api
 
-BEAT = 2  # seconds between the runs' heartbeats here (COLONY_HEARTBEAT_SECONDS), not 30
+BEAT = 4  # seconds between the runs' heartbeats here (COLONY_HEARTBEAT_SECONDS), not 30
 
 DOOMED_FLOW = """
 import sys
@@ -106,7 +107,7 @@ def run_environment(api: PrefectServer) -> dict[str, str]:
 
 
 def start_doomed_run(api: PrefectServer, script: Path) -> tuple[subprocess.Popen[bytes], FlowRun]:
-    """A Colony run, once it is Running and has beaten twice (every BEAT seconds), and its process."""
+    """A Colony run, once it is Running and has beaten (every BEAT seconds), and its process."""
     script.write_text(DOOMED_FLOW)
     name = f"doomed-{uuid4()}"
     process = subprocess.Popen(
@@ -117,7 +118,7 @@ def start_doomed_run(api: PrefectServer, script: Path) -> tuple[subprocess.Popen
     )
     try:
         running = poll_flow_run(name, seconds=60, done="Running")
-        wait_for_heartbeats(running, count=2, seconds=10 * BEAT + 30)
+        wait_for_heartbeats(running)
     except BaseException:
         process.kill()
         process.wait()
@@ -162,7 +163,7 @@ with tags("colony"):
 
 
 def test_a_finished_run_is_never_judged_a_zombie(api: PrefectServer, tmp_path: Path) -> None:
-    settings = RecoverySettings(heartbeat_seconds=BEAT, zombie_seconds=BEAT + 1)
+    settings = RecoverySettings(heartbeat_seconds=BEAT, zombie_seconds=SHORTEST_WINDOW_SECONDS)  # 2.5 beats
     ensure_automations(settings)
     script = tmp_path / "quick.py"
     script.write_text(QUICK_FLOW)
@@ -195,8 +196,14 @@ def test_a_zombie_window_within_one_heartbeat_is_refused_by_name(monkeypatch: py
 def test_the_zombie_window_follows_the_heartbeat(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("COLONY_HEARTBEAT_SECONDS", "5")
     assert RecoverySettings().zombie_seconds == MISSED_HEARTBEATS * 5
+    monkeypatch.setenv("COLONY_HEARTBEAT_SECONDS", "2")
+    assert RecoverySettings().zombie_seconds == SHORTEST_WINDOW_SECONDS  # Prefect's shortest window
     monkeypatch.setenv("COLONY_ZOMBIE_SECONDS", "5")
-    with pytest.raises(ValidationError, match="zombie_seconds"):
+    with pytest.raises(ValidationError, match=r"zombie_seconds .* at least"):
+        RecoverySettings()
+    monkeypatch.setenv("COLONY_HEARTBEAT_SECONDS", "12")
+    monkeypatch.setenv("COLONY_ZOMBIE_SECONDS", "12")
+    with pytest.raises(ValidationError, match=r"zombie_seconds .* more than one heartbeat"):
         RecoverySettings()
 
 
