@@ -3,8 +3,8 @@
 A test is marked by the services its fixtures start, so no file marks itself by hand:
 ``docker``, ``postgres``, ``prefect``, ``node`` and ``moto`` for the service, ``slow`` for the
 fixtures (and the few tests) that take most of the suite's time. ``make test-fast`` runs the
-tests with none of these marks. Tests that share a server started per xdist worker are
-grouped (``xdist_group``), so that server starts on one worker only.
+tests with none of these marks. Session-scoped servers start once per xdist worker; tests
+bound to fixed ports are grouped (``xdist_group``) onto one worker.
 """
 
 import os
@@ -30,10 +30,9 @@ MARKERS_BY_FIXTURE: dict[str, frozenset[str]] = {
     "slow": frozenset({"start_gateway", "gateway", "workers", "phases", "outcomes", "seed_004_report"}),
 }
 
-#: Tests sharing one server per worker, or fixed ports: under ``--dist loadgroup`` they run on one worker.
+#: Tests that cannot run side by side (fixed ports): under ``--dist loadgroup`` they run on one worker.
+#: Session servers need no group: each worker starts its own (own port, home and database).
 GROUPS_BY_FIXTURE: dict[str, str] = {
-    "prefect_server": "prefect-server",
-    "prefect_server_factory": "prefect-server",
     "seed_004_report": "seed-004-ports",  # the seed's session listens on the ports the seed names
 }
 
