@@ -13,7 +13,7 @@ if TYPE_CHECKING:
     from colony.hpc.client import HPCClient, HPCClientConfig
     from colony.hpc.cycle import InputArtifact, PollPolicy, job_name, poll_until_done, upload_inputs
     from colony.hpc.hooks import InputArtifactDescriptor
-    from colony.hpc.job import HPCJob
+    from colony.hpc.job_steps import HPCJob
     from colony.hpc.models import (
         ArtifactDescriptor,
         JobCreated,
@@ -32,7 +32,7 @@ _MODULE_OF = {
     "ArtifactDescriptor": "colony.hpc.models",
     "HPCClient": "colony.hpc.client",
     "HPCClientConfig": "colony.hpc.client",
-    "HPCJob": "colony.hpc.job",
+    "HPCJob": "colony.hpc.job_steps",
     "HPCLimits": "colony.hpc.settings",
     "HPCSettings": "colony.hpc.settings",
     "HPCToolCapability": "colony.hpc.capability",

@@ -1,4 +1,4 @@
-"""The pieces of one HPC run that ``colony.hpc.job.run_cycle`` strings together.
+"""The pieces of one HPC run that ``colony.hpc.job_steps.run_cycle`` strings together.
 
 Deterministic job names, streamed uploads (renewing expired URLs once),
 polling with capped exponential backoff against an injected clock (so tests
