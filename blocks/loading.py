@@ -116,6 +116,7 @@ def _load(name: str) -> ColonyConfig | None:
     from blocks.colony_config import ColonyConfig
 
     try:
+        # _sync=True: Prefect's async_dispatch takes it (stay sync inside an event loop); its typing omits it.
         return cast(ColonyConfig, ColonyConfig.load(name, _sync=True))  # type: ignore[call-arg]
     except ValueError as error:
         if isinstance(error.__cause__, ObjectNotFound):  # no block of that type and name
