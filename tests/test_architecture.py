@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -56,3 +57,10 @@ def test_the_hpc_service_and_tool_sides_importing_each_other_break_a_contract(tm
     assert "colony.hpc.service.lifecycle -> colony.hpc.cycle" in service_side.stdout
     assert "The HPC tool side never imports the HPC service BROKEN" in tool_side.stdout
     assert "colony.hpc.runner -> colony.hpc.service" in tool_side.stdout
+
+
+def test_mypy_checks_every_package_but_the_tests() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+    roots = (ROOT, ROOT / config["mypy_path"])
+    found = {path.name for root in roots for path in root.iterdir() if (path / "__init__.py").is_file()}
+    assert found - {"tests"} == set(config["packages"])
