@@ -1,5 +1,6 @@
-"""HPC tools on AWS Batch: the REST service, its client, the capability base, the job cycle and its runners.
+"""HPC tools on AWS Batch: the service's client, the capability base, the job cycle and its runners.
 
+The REST service the tools call is ``colony.hpc.service``, apart; ``create_app`` is re-exported here.
 Names are imported on first use (PEP 562): reading the HPC settings, as every command does
 through ``colony.settings``, needs neither FastAPI (the service) nor boto3 (the backend).
 """
