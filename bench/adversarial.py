@@ -129,7 +129,8 @@ def jsonschema_validate_cases() -> list[Case]:
 
 def distinct_words(limit: int) -> str:
     """Distinct words, space-separated, up to ``limit`` characters."""
-    words, length = [], 0
+    words: list[str] = []
+    length = 0
     while length + 10 < limit:
         words.append(f"w{len(words)}")
         length += len(words[-1]) + 1

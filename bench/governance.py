@@ -31,7 +31,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, TypedDict
 
 import anyio
 import uvloop
@@ -60,7 +60,17 @@ HTTP_CALLS = 600
 ROUNDS = 3
 BASELINE = os.environ.get("COLONY_BENCH_BASELINE", "fb4bacf")
 AGENT = "bench-agent"
-CASE = {
+
+
+class Case(TypedDict):
+    """A governed call's case, as both the runtime and the gateway take it."""
+
+    rationale: str
+    rollback_plan: str
+    evidence: dict[str, list[str]]
+
+
+CASE: Case = {
     "rationale": "Append the benchmark's line to the notes file for the record",
     "rollback_plan": "Delete the appended line from notes.txt",
     "evidence": {"tests": ["tests/colony/surfaces/test_governance.py"]},
@@ -122,7 +132,7 @@ async def in_process(home: Path) -> dict[str, list[float]]:
     runtime = Runtime(Catalog(sample_catalog(home / "repo")), kernels=KernelProvider(trusted_kernel(home)))
     three_hops = Governor(runtime.kernels, PluggedExecutor(runtime.executor))
     tool = runtime.catalog.resolve("append_note")
-    request = CallRequest("append_note", {"note": "bench"}, agent_id=AGENT, **CASE)  # type: ignore[arg-type]
+    request = CallRequest("append_note", {"note": "bench"}, agent_id=AGENT, **CASE)
     acting = LOCAL_OPERATOR.acting_for(AGENT)
     samples: dict[str, list[float]] = {"ungoverned": [], "governed": [], "three hops": []}
     for turn in range(CALLS + 50):  # the first 50 warm every path

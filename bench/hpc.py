@@ -183,8 +183,11 @@ async def simulated_polls() -> None:
         async def sleep(seconds: float, now: list[float] = now) -> None:
             now[0] += seconds
 
+        def clock(now: list[float] = now) -> float:
+            return now[0]
+
         job = _SimulatedJob(now, hours * 3600)
-        await poll_until_done(job, "sim", timeout_seconds=hours * 7200, clock=lambda now=now: now[0], sleep=sleep)  # type: ignore[arg-type]
+        await poll_until_done(job, "sim", timeout_seconds=hours * 7200, clock=clock, sleep=sleep)
         overshoot = now[0] - hours * 3600
         print(f"simulated {hours:g} h job: {job.polls} polls, finished seen {overshoot:.0f} s late (default policy)")
 

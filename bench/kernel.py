@@ -11,6 +11,7 @@ import statistics
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from sqlalchemy import insert, update
 
@@ -31,9 +32,9 @@ PROPOSALS = 3000
 BIG_BUDGET = 1e12
 
 
-def _kernel(url: str, **settings: float) -> ColonyKernel:
+def _kernel(url: str) -> ColonyKernel:
     kernel = ColonyKernel(
-        KernelSettings(database_url=url, budget_llm_calls=BIG_BUDGET, budget_runtime_seconds=BIG_BUDGET, **settings)
+        KernelSettings(database_url=url, budget_llm_calls=BIG_BUDGET, budget_runtime_seconds=BIG_BUDGET)
     )
     kernel.set_trust("bench-ant", 0.3)
     return kernel
@@ -101,12 +102,16 @@ def _field(url: str, live: int, expiring_per_tick: int, ticks: int) -> ColonyKer
             }
         )
         if len(rows) == 50_000:
-            kernel.store.run(lambda c, batch=rows: c.execute(insert(tables.pheromones), batch))
+            _insert_traces(kernel, rows)
             rows = []
     if rows:
-        kernel.store.run(lambda c: c.execute(insert(tables.pheromones), rows))
+        _insert_traces(kernel, rows)
     kernel.store.run(lambda c: c.execute(update(tables.kernel_state).values(trace_count=live)))
     return kernel
+
+
+def _insert_traces(kernel: ColonyKernel, rows: list[dict[str, Any]]) -> None:
+    kernel.store.run(lambda c: c.execute(insert(tables.pheromones), rows))
 
 
 def _tick_cost(kernel: ColonyKernel, ticks: int) -> float:

@@ -19,6 +19,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Mapping
 from pathlib import Path
 
 import anyio
@@ -46,7 +47,7 @@ LOAD_SECONDS = 5.0
 SEQUENTIAL_CALLS = 1500
 
 
-def request_bytes(path: str, body: dict[str, object], port: int, headers: dict[str, str] | None = None) -> bytes:
+def request_bytes(path: str, body: Mapping[str, object], port: int, headers: dict[str, str] | None = None) -> bytes:
     payload = json.dumps(body).encode()
     extra = "".join(f"{name}: {value}\r\n" for name, value in (headers or {}).items())
     head = (

@@ -11,7 +11,7 @@ it, never a silent fall back to another configuration.
 from __future__ import annotations
 
 import os
-from typing import TYPE_CHECKING, TypeVar, cast
+from typing import TYPE_CHECKING, cast
 
 import httpx
 from pydantic import ValidationError
@@ -21,7 +21,6 @@ from colony.settings import ColonySettings
 
 if TYPE_CHECKING:
     from blocks.colony_config import ColonyConfig
-    from blocks.kernel_config import ColonyKernelConfig
 
 # Prefect's block machinery is imported only when there is a server to read a block from:
 # a command on a machine without one reads its environment and pays nothing more.
@@ -29,7 +28,8 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_BLOCK_NAME", "load_settings", "prefect_api_url", "save_settings", "settings_block_name"]
 
 DEFAULT_BLOCK_NAME = "colony"
-B = TypeVar("B", "ColonyConfig", "ColonyKernelConfig")
+# The block type an earlier Colony saved for the kernel alone; ``ColonyConfig`` replaced it.
+LEGACY_KERNEL_BLOCK_TYPE = "colony-kernel-config"
 
 
 def settings_block_name() -> str:
@@ -85,24 +85,39 @@ def save_settings(settings: ColonySettings, name: str | None = None) -> str:
 
 
 def _read(name: str) -> ColonySettings | None:
-    """The settings the block ``name`` holds; an earlier Colony's kernel-only block over the environment; or None."""
-    from blocks.colony_config import ColonyConfig
-    from blocks.kernel_config import ColonyKernelConfig
-
-    config = _load(ColonyConfig, name)
+    """The settings the block ``name`` holds, or None; an earlier Colony's kernel-only block is refused."""
+    config = _load(name)
     if config is not None:
         return config.colony_settings()
-    legacy = _load(ColonyKernelConfig, name)
-    if legacy is None:
-        return None
-    return ColonySettings.from_env().model_copy(update={"kernel": legacy.kernel_settings()})
+    if _legacy_kernel_block_exists(name):
+        raise SettingsError(
+            f"the settings block {name!r} is a {LEGACY_KERNEL_BLOCK_TYPE!r} block, which Colony no longer reads: "
+            f"set its values as COLONY_* variables and run `colony blocks save` to write the ColonyConfig block "
+            f"that replaces it, then delete the old one (`prefect block delete {LEGACY_KERNEL_BLOCK_TYPE}/{name}`)"
+        )
+    return None
 
 
-def _load(kind: type[B], name: str) -> B | None:
+def _legacy_kernel_block_exists(name: str) -> bool:
+    from prefect.client.orchestration import get_client
     from prefect.exceptions import ObjectNotFound
 
+    with get_client(sync_client=True) as client:
+        try:
+            client.read_block_document_by_name(name, block_type_slug=LEGACY_KERNEL_BLOCK_TYPE, include_secrets=False)
+        except ObjectNotFound:
+            return False
+    return True
+
+
+def _load(name: str) -> ColonyConfig | None:
+    from prefect.exceptions import ObjectNotFound
+
+    from blocks.colony_config import ColonyConfig
+
     try:
-        return cast(B, kind.load(name, _sync=True))  # type: ignore[call-arg]
+        # _sync=True: Prefect's async_dispatch takes it (stay sync inside an event loop); its typing omits it.
+        return cast(ColonyConfig, ColonyConfig.load(name, _sync=True))  # type: ignore[call-arg]
     except ValueError as error:
         if isinstance(error.__cause__, ObjectNotFound):  # no block of that type and name
             return None

@@ -23,6 +23,7 @@ def secret_from_block(kind: str) -> str | None:
     from prefect.blocks.system import Secret
 
     try:
+        # _sync=True: Prefect's async_dispatch takes it (stay sync inside an event loop); its typing omits it.
         secret = cast(Secret, Secret.load(secret_block_name(kind), _sync=True))  # type: ignore[call-arg]
     except ValueError:  # Prefect's "block document not found"
         return None

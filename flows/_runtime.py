@@ -68,7 +68,9 @@ def hold(kernel: ColonyKernel, held: HeldCall, timeout_seconds: int, poll_second
 
     A run resumed after its wait shows nothing again: it reads the decision it was resumed with.
     """
-    approval = kernel.get_approval(held.verdict.approval_id)
+    approval_id = held.verdict.approval_id
+    assert approval_id is not None, "the gate holds a call only with an approval request"
+    approval = kernel.get_approval(approval_id)
     description = "" if already_waited() else present_hold(kernel, approval, held)
     wait = max(1, min(timeout_seconds, math.ceil(approval.expires_at - kernel.clock())))
     return wait_for_approval(wait, poll_seconds, description)

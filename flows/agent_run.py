@@ -16,7 +16,6 @@ reviewer's answer.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 from uuid import UUID
 
 from prefect import flow
@@ -25,7 +24,7 @@ from prefect.context import FlowRunContext
 from prefect.logging import get_run_logger
 from prefect.states import State
 from prefect.utilities.asyncutils import run_coro_as_sync
-from pydantic_ai import DeferredToolRequests
+from pydantic_ai import AgentRunResult, DeferredToolRequests
 from pydantic_ai.durable_exec.prefect import PrefectDurability
 from pydantic_ai.exceptions import AgentRunError
 from pydantic_ai.models import Model
@@ -33,6 +32,7 @@ from pydantic_ai.models import Model
 from blocks import load_settings
 from colony.agents import (
     Agent,
+    AgentOutput,
     HeldRun,
     assemble,
     decisions,
@@ -76,7 +76,7 @@ def run_agent(
     durable = model_agent(agent, model=chosen, capabilities=[PrefectDurability()])
     held = _held(resume_from, agent) if resume_from is not None else None
 
-    async def go() -> Any:
+    async def go() -> AgentRunResult[AgentOutput]:
         try:
             if held is None:
                 return await durable.run(prompt)
@@ -85,7 +85,7 @@ def run_agent(
         except AgentRunError as error:
             raise model_failure(agent, chosen, error) from None
 
-    result = run_coro_as_sync(go())
+    result: AgentRunResult[AgentOutput] = run_coro_as_sync(go())
     output = result.output
     calls = sum(1 for message in result.new_messages() for part in message.parts if part.part_kind == "tool-call")
     if isinstance(output, DeferredToolRequests):

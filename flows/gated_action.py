@@ -117,7 +117,8 @@ def gated_action(request: GatedActionRequest) -> State[GatedActionSummary]:
         rollback_plan=request.rollback_plan,
         evidence=request.evidence,
         target=request.target,
-        budget_estimate=request.budget_estimate,
+        # Mapping keys are invariant: the case's Literal keys are handed over as the str keys they are.
+        budget_estimate=dict(request.budget_estimate.items()) if request.budget_estimate is not None else None,
     )
     verify = None
     if request.verify is not None:

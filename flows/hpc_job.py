@@ -1,6 +1,6 @@
 """The ``hpc-job`` flow: submit, upload, start, poll and fetch one AWS Batch job.
 
-The flow runs ``colony.hpc.job.run_cycle`` (the one order of the steps, and
+The flow runs ``colony.hpc.job_steps.run_cycle`` (the one order of the steps, and
 its idempotence) with each step as a Prefect task (``tasks.hpc``): retried
 when retryable, logged, with a progress artifact. ``PrefectJobRunner`` makes it
 an HPC tool's ``JobRunner``; ``use_prefect_job_runner()`` installs it as the
@@ -26,7 +26,7 @@ from colony.hpc import (
     PollPolicy,
     set_default_job_runner,
 )
-from colony.hpc.job import run_cycle
+from colony.hpc.job_steps import run_cycle
 from flows._heartbeat import beating
 from tasks.hpc import fetch_outputs, poll_job, start_job, submit_job, upload_job_inputs
 

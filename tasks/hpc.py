@@ -1,7 +1,7 @@
 """The HPC job's steps as Prefect tasks: submit, upload, start, poll, fetch.
 
 Each wraps one piece of ``colony.hpc.cycle`` or ``HPCClient``; ``flows.hpc_job``
-runs them in ``colony.hpc.job.run_cycle``'s order. Retries are only
+runs them in ``colony.hpc.job_steps.run_cycle``'s order. Retries are only
 for errors that say so (``retryable``: the service was unreachable, AWS was
 throttling); a refusal such as a limit or a missing artifact is never retried.
 The service's job record is the cache, so Prefect's own caching is off.

@@ -55,6 +55,7 @@ def persisted(value: Any) -> ResultRecord[Any]:
     back through the API (``State.result()``) from any process that reaches the storage.
     """
     store = ResultStore(
+        # _sync=True: Prefect's async_dispatch takes it (stay sync inside an event loop); its typing omits it.
         result_storage=resolve_result_storage(result_storage(), _sync=True),  # type: ignore[call-arg]
         serializer=JSONSerializer(),
     )

@@ -6,6 +6,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tomllib
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,12 +33,34 @@ def test_the_contracts_hold() -> None:
     assert "0 broken" in answer.stdout
 
 
-def test_colony_importing_flows_breaks_a_contract(tmp_path: Path) -> None:
+def with_import(source_root: Path, module: Path, statement: str) -> None:
+    """A copy of the packages under ``source_root`` in which ``module`` (a path in the copy) makes one more import."""
     for package in PACKAGES:
-        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
-    capability = tmp_path / "colony" / "hpc" / "capability.py"
-    capability.write_text(capability.read_text() + "\n\ndef _runner():\n    from flows.hpc_job import hpc_job\n")
+        shutil.copytree(ROOT / package, source_root / package, ignore=shutil.ignore_patterns("__pycache__"))
+    target = source_root / module
+    target.write_text(target.read_text() + f"\n\ndef _late():\n    {statement}\n")
+
+
+def test_colony_importing_flows_breaks_a_contract(tmp_path: Path) -> None:
+    with_import(tmp_path, Path("colony/hpc/capability.py"), "from flows.hpc_job import hpc_job")
     answer = lint_imports(tmp_path)
     assert answer.returncode == 1
     assert "Only colony.cli and flows import flows BROKEN" in answer.stdout
     assert "colony.hpc.capability -> flows.hpc_job" in answer.stdout
+
+
+def test_the_hpc_service_and_tool_sides_importing_each_other_break_a_contract(tmp_path: Path) -> None:
+    with_import(tmp_path, Path("colony/hpc/service/lifecycle.py"), "from colony.hpc.cycle import job_name")
+    with_import(tmp_path / "tool", Path("colony/hpc/runner.py"), "from colony.hpc.service import create_app")
+    service_side, tool_side = lint_imports(tmp_path), lint_imports(tmp_path / "tool")
+    assert "The HPC service never imports the HPC tool side BROKEN" in service_side.stdout
+    assert "colony.hpc.service.lifecycle -> colony.hpc.cycle" in service_side.stdout
+    assert "The HPC tool side never imports the HPC service BROKEN" in tool_side.stdout
+    assert "colony.hpc.runner -> colony.hpc.service" in tool_side.stdout
+
+
+def test_mypy_checks_every_package_but_the_tests() -> None:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text())["tool"]["mypy"]
+    roots = (ROOT, ROOT / config["mypy_path"])
+    found = {path.name for root in roots for path in root.iterdir() if (path / "__init__.py").is_file()}
+    assert found - {"tests"} == set(config["packages"])

@@ -24,7 +24,7 @@ def serve(
     import uvicorn
 
     from blocks import load_settings
-    from colony.hpc import create_app
+    from colony.hpc.service import create_app
 
     try:
         app = create_app(load_settings(block).hpc)

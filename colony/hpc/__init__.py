@@ -1,5 +1,6 @@
-"""HPC tools on AWS Batch: the REST service, its client, the capability base, the job cycle and its runners.
+"""HPC tools on AWS Batch: the service's client, the capability base, the job cycle and its runners.
 
+The REST service the tools call is ``colony.hpc.service``, apart; ``create_app`` is re-exported here.
 Names are imported on first use (PEP 562): reading the HPC settings, as every command does
 through ``colony.settings``, needs neither FastAPI (the service) nor boto3 (the backend).
 """
@@ -13,7 +14,7 @@ if TYPE_CHECKING:
     from colony.hpc.client import HPCClient, HPCClientConfig
     from colony.hpc.cycle import InputArtifact, PollPolicy, job_name, poll_until_done, upload_inputs
     from colony.hpc.hooks import InputArtifactDescriptor
-    from colony.hpc.job import HPCJob
+    from colony.hpc.job_steps import HPCJob
     from colony.hpc.models import (
         ArtifactDescriptor,
         JobCreated,
@@ -32,7 +33,7 @@ _MODULE_OF = {
     "ArtifactDescriptor": "colony.hpc.models",
     "HPCClient": "colony.hpc.client",
     "HPCClientConfig": "colony.hpc.client",
-    "HPCJob": "colony.hpc.job",
+    "HPCJob": "colony.hpc.job_steps",
     "HPCLimits": "colony.hpc.settings",
     "HPCSettings": "colony.hpc.settings",
     "HPCToolCapability": "colony.hpc.capability",

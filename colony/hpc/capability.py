@@ -22,7 +22,7 @@ from colony.hpc.client import HPCClient
 from colony.hpc.cycle import PollPolicy, job_name
 from colony.hpc.defaults import default_client, default_settings
 from colony.hpc.hooks import build_arity, check_hooks, materialize_inputs
-from colony.hpc.job import HPCJob
+from colony.hpc.job_steps import HPCJob
 from colony.hpc.runner import JobRunner, default_job_runner
 from colony.hpc.settings import HPCSettings
 

@@ -1,4 +1,4 @@
-"""The pieces of one HPC run that ``colony.hpc.job.run_cycle`` strings together.
+"""The pieces of one HPC run that ``colony.hpc.job_steps.run_cycle`` strings together.
 
 Deterministic job names, streamed uploads (renewing expired URLs once),
 polling with capped exponential backoff against an injected clock (so tests
@@ -14,7 +14,7 @@ import time
 import uuid
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -28,6 +28,7 @@ __all__ = [
     "InputArtifact",
     "PollPolicy",
     "Sleep",
+    "StatusSource",
     "download_outputs",
     "job_name",
     "poll_until_done",
@@ -37,6 +38,14 @@ __all__ = [
 Clock = Callable[[], float]
 Sleep = Callable[[float], Awaitable[None]]
 OnChange = Callable[[JobStatus, float], Awaitable[None]]
+
+
+class StatusSource(Protocol):
+    """What polling needs of a client: a job's status by name (``HPCClient``, or a simulated job)."""
+
+    async def status(self, name: str) -> JobStatus:
+        """The job's current status."""
+        ...
 
 
 class InputArtifact(BaseModel):
@@ -119,7 +128,7 @@ async def upload_inputs(
 
 
 async def poll_until_done(
-    client: HPCClient,
+    client: StatusSource,
     name: str,
     *,
     timeout_seconds: float,

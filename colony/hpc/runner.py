@@ -17,7 +17,7 @@ from typing import Protocol, runtime_checkable
 
 from colony.hpc.client import HPCClient
 from colony.hpc.cycle import Clock, Sleep
-from colony.hpc.job import ClientSteps, HPCJob, run_cycle
+from colony.hpc.job_steps import ClientSteps, HPCJob, run_cycle
 
 __all__ = ["InProcessJobRunner", "JobRunner", "default_job_runner", "set_default_job_runner"]
 

@@ -7,11 +7,11 @@ from pathlib import Path
 from uuid import uuid4
 
 import pytest
+from prefect.blocks.core import Block
 from prefect.settings import PREFECT_API_URL, temporary_settings
 from pydantic import SecretStr
 
 from blocks import ColonyConfig, load_settings, save_settings, settings_block_name
-from blocks.kernel_config import ColonyKernelConfig
 from colony.errors import SettingsError
 from colony.settings import ColonySettings
 
@@ -78,14 +78,21 @@ def test_without_a_prefect_server_the_environment_is_the_settings(
         load_settings(block_name)
 
 
+class EarlierKernelBlock(Block):
+    """The kernel-only block an earlier Colony saved, as its server still holds it."""
+
+    _block_type_name = "Colony Kernel Config"
+    _block_type_slug = "colony-kernel-config"
+
+    budget_llm_calls: float | None = None
+    attestation_secret: SecretStr | None = None
+
+
 @pytest.mark.usefixtures("prefect_harness")
-def test_an_earlier_kernel_only_block_is_still_read(block_name: str, monkeypatch: pytest.MonkeyPatch) -> None:
-    ColonyKernelConfig(budget_llm_calls=42, attestation_secret=SecretStr("k" * 32)).save(block_name)
-    monkeypatch.setenv("COLONY_BUDGET_RUNTIME_SECONDS", "9")
-    monkeypatch.setenv("COLONY_GATEWAY_PORT", "9999")
-    loaded = load_settings()
-    assert (loaded.kernel.budget_llm_calls, loaded.kernel.budget_runtime_seconds) == (42, 9)
-    assert loaded.kernel.attestation_secret == SecretStr("k" * 32) and loaded.gateway.port == 9999
+def test_an_earlier_kernel_only_block_is_refused_naming_the_fix(block_name: str) -> None:
+    EarlierKernelBlock(budget_llm_calls=42, attestation_secret=SecretStr("k" * 32)).save(block_name)
+    with pytest.raises(SettingsError, match=rf"{block_name!r} is a 'colony-kernel-config' block.*`colony blocks save`"):
+        load_settings()
     save_settings(ColonySettings.from_env())  # `colony blocks save` writes the block that supersedes it
     assert load_settings().kernel.budget_llm_calls == 500
 

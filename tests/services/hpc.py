@@ -12,7 +12,8 @@ import pytest
 import uvicorn
 from pydantic import SecretStr
 
-from colony.hpc import HPCClient, HPCClientConfig, HPCLimits, HPCSettings, create_app
+from colony.hpc import HPCClient, HPCClientConfig, HPCLimits, HPCSettings
+from colony.hpc.service import create_app
 from tests.services import free_port
 
 if TYPE_CHECKING:

@@ -16,6 +16,8 @@ from colony.spec import CostModel, Licensing, ResourceRequirements
 PiiType = Literal["email", "phone", "ssn", "credit_card", "ipv4"]
 #: Report order, and the order detectors are tried at one position.
 PII_TYPES: tuple[PiiType, ...] = ("email", "phone", "ssn", "credit_card", "ipv4")
+#: A numeric detector's outer group, named after its kind, as the kind.
+_KIND_OF_GROUP: dict[str | None, PiiType] = {kind: kind for kind in PII_TYPES}
 #: Longest text accepted, in characters (about 10 MB of ASCII).
 MAX_TEXT_CHARS = 10_000_000
 #: Longest replacement accepted: each redacted value (6 characters at least) becomes this.
@@ -185,7 +187,7 @@ def _numbers(text: str, types: tuple[PiiType, ...]) -> Iterator[Finding]:
             start -= 1
         # One character past the run, so a match's look-ahead sees what follows it.
         for match in detector.finditer(text, start, end + 1):
-            kind: PiiType = match.lastgroup  # type: ignore[assignment]
+            kind = _KIND_OF_GROUP[match.lastgroup]
             if kind == "credit_card" and not _is_card(match.group()):
                 continue
             yield {"type": kind, "start": match.start(), "end": match.end()}

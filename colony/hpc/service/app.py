@@ -1,7 +1,7 @@
 """The HPC REST service: FastAPI over ``JobService``, behind bearer tokens.
 
 ``create_app(settings)`` builds it; ``colony hpc serve`` runs it with uvicorn.
-Each token is a principal (``colony.hpc.auth``); a job belongs to the
+Each token is a principal (``colony.hpc.service.auth``); a job belongs to the
 principal that created it, and a route reaches only the caller's own jobs
 (an operator may name another ``owner``). Submitting spends shared Batch
 capacity, so it needs ``hpc:submit`` (``SUBMIT_CAPABILITY``): Colony's own
@@ -24,9 +24,6 @@ from pydantic import BaseModel, Field
 
 from colony.api_docs import serve_docs
 from colony.errors import AWSError, ColonyError, HPCLimitError, HPCRequestError, HPCUnavailableError
-from colony.hpc.auth import HPCPrincipal, TokenTable, resolve_owner
-from colony.hpc.backend import BatchBackend
-from colony.hpc.jobs import JobService
 from colony.hpc.models import (
     JOB_NAME_PATTERN,
     CompletedPart,
@@ -37,6 +34,9 @@ from colony.hpc.models import (
     UploadTarget,
     error_body,
 )
+from colony.hpc.service.auth import HPCPrincipal, TokenTable, resolve_owner
+from colony.hpc.service.backend import BatchBackend
+from colony.hpc.service.lifecycle import JobService
 from colony.hpc.settings import HPCSettings
 
 __all__ = ["SUBMIT_CAPABILITY", "create_app", "status_for"]

@@ -8,7 +8,7 @@ import pytest
 from botocore import exceptions as boto
 
 from colony.errors import AWSError
-from colony.hpc.aws_errors import BotoKind, aws_errors, botocore_kind, translate_aws_error
+from colony.hpc.service.aws_errors import BotoKind, aws_errors, botocore_kind, translate_aws_error
 
 BOTOCORE_ERRORS = [
     cls

@@ -2,7 +2,7 @@
 
 Every botocore exception class falls in one kind (unreachable, credentials,
 request); a ``ClientError`` keeps AWS's own error code and is retryable only
-for throttling and server-side failures. ``tests/colony/hpc/test_aws_errors.py``
+for throttling and server-side failures. ``tests/colony/hpc/service/test_aws_errors.py``
 checks that every class botocore defines has a kind here.
 """
 

@@ -10,7 +10,7 @@ from pydantic import SecretStr
 
 from colony.errors import HPCRequestError
 from colony.hpc import HPCSettings
-from colony.hpc.auth import HPCPrincipal, TokenTable, may_access, owner_key, parse_token_table, resolve_owner
+from colony.hpc.service.auth import HPCPrincipal, TokenTable, may_access, owner_key, parse_token_table, resolve_owner
 
 ALICE = HPCPrincipal(agent="alice", capabilities=("tool:echo",))
 OPS = HPCPrincipal(agent="ops", operator=True)

@@ -17,10 +17,10 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from colony.errors import HPCRequestError
-from colony.hpc.auth import owner_key
-from colony.hpc.aws_errors import aws_errors
 from colony.hpc.models import JobRecord, JobState, OutputArtifact, UploadPart, UploadTarget
 from colony.hpc.parts import part_size_for
+from colony.hpc.service.auth import owner_key
+from colony.hpc.service.aws_errors import aws_errors
 from colony.hpc.settings import HPCSettings
 
 __all__ = ["JOB_NAME_TAG", "JOB_OWNER_TAG", "BatchBackend"]

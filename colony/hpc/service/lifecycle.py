@@ -15,8 +15,8 @@ import math
 from datetime import UTC, datetime
 
 from colony.errors import HPCLimitError, HPCRequestError
-from colony.hpc.backend import BatchBackend
 from colony.hpc.models import JobCreated, JobRecord, JobRequest, JobState, JobStatus, OutputArtifact, UploadTarget
+from colony.hpc.service.backend import BatchBackend
 
 __all__ = ["JobService"]
 
