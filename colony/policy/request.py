@@ -1,0 +1,185 @@
+"""A call as Cedar sees it: the principal and tool entities, the action, the context.
+
+Values follow the schema (schema.py) exactly: an argument the schema leaves out is left out
+here too, so a policy never reads a value its validation did not type.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from colony.errors import FieldError, ToolInputError
+from colony.policy.schema import CedarType, ToolFacts, action_id, input_type, size_type
+
+__all__ = ["CedarCall", "Who", "call_context", "cedar_value", "sizes", "time_context"]
+
+_LONG_MAX = 2**63 - 1
+_DECIMAL_MAX = 922337203685477
+
+
+@dataclass(frozen=True)
+class Who:
+    """The principal as policies see it: the agent a call is judged as and what authentication said."""
+
+    agent_id: str
+    operator: bool = False
+    groups: frozenset[str] = frozenset()
+    capabilities: frozenset[str] = frozenset()
+    role: str = ""
+    trust: float = 0.0
+
+
+@dataclass(frozen=True)
+class CedarCall:
+    """One Cedar request and its entities."""
+
+    action: str
+    request: dict[str, Any]
+    entities: list[dict[str, Any]]
+
+    @classmethod
+    def build(
+        cls,
+        who: Who,
+        tool: str,
+        action: str,
+        resource: Mapping[str, Any],
+        context: Mapping[str, Any],
+    ) -> CedarCall:
+        principal = {"type": "Agent", "id": who.agent_id}
+        groups = sorted(who.groups)
+        entities: list[dict[str, Any]] = [
+            {
+                "uid": principal,
+                "attrs": {
+                    "operator": who.operator,
+                    "role": who.role,
+                    "trust": _decimal(who.trust, "trust"),
+                    "capabilities": sorted(who.capabilities),
+                },
+                "parents": [{"type": "Group", "id": group} for group in groups],
+            },
+            *({"uid": {"type": "Group", "id": group}, "attrs": {}, "parents": []} for group in groups),
+            {"uid": {"type": "Tool", "id": tool}, "attrs": dict(resource), "parents": []},
+        ]
+        name = action_id(tool, action)
+        request = {
+            "principal": principal,
+            "action": {"type": "Action", "id": name},
+            "resource": {"type": "Tool", "id": tool},
+            "context": dict(context),
+        }
+        return cls(name, request, entities)
+
+
+def time_context(now: float | None = None) -> dict[str, int]:
+    """The call's time in UTC to the minute (``weekday`` 0 is Monday)."""
+    now = time.time() if now is None else now
+    moment = time.gmtime(now)
+    epoch = int(now) // 60 * 60
+    return {"hour": moment.tm_hour, "minute": moment.tm_min, "weekday": moment.tm_wday, "epoch": epoch}
+
+
+def cedar_value(value: Any, kind: CedarType, where: str) -> Any:
+    """``value`` as the Cedar JSON of ``kind``; ToolInputError naming ``where`` when it cannot be."""
+    tag = kind["type"]
+    if tag == "Record":
+        if not isinstance(value, Mapping):
+            raise _untypable(where, "an object")
+        record = {}
+        for name, attribute in kind["attributes"].items():
+            item = value.get(name)
+            if item is not None:
+                record[name] = cedar_value(item, attribute, f"{where}.{name}")
+            elif attribute.get("required", True):
+                raise _untypable(f"{where}.{name}", "a value (the argument is missing)")
+        return record
+    if tag == "String" and isinstance(value, str):
+        return value
+    if tag == "Boolean" and isinstance(value, bool):
+        return value
+    if tag == "Long" and _integral(value) and abs(int(value)) <= _LONG_MAX:
+        return int(value)
+    if tag == "Extension" and isinstance(value, int | float) and not isinstance(value, bool):
+        return _decimal(value, where)
+    if tag == "Set" and isinstance(value, list | tuple):
+        return [cedar_value(item, kind["element"], f"{where}[]") for item in value]
+    raise _untypable(where, tag.lower())
+
+
+def sizes(value: Mapping[str, Any], kind: CedarType) -> dict[str, Any]:
+    """The ``context.size`` of a converted input: UTF-8 bytes of each string, the count of each set."""
+    found: dict[str, Any] = {}
+    for name, attribute in kind["attributes"].items():
+        if name not in value:
+            continue
+        item = value[name]
+        if attribute["type"] == "String":
+            found[name] = len(item.encode("utf-8"))
+        elif attribute["type"] == "Set":
+            found[name] = len(item)
+        elif attribute["type"] == "Record" and size_type(attribute)["attributes"]:
+            found[name] = sizes(item, attribute)
+    return found
+
+
+def _integral(value: Any) -> bool:
+    if isinstance(value, bool):
+        return False
+    return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
+
+
+def _decimal(value: float, where: str) -> dict[str, Any]:
+    if not abs(value) <= _DECIMAL_MAX:  # also NaN
+        raise _untypable(where, "a number a policy can compare (a Cedar decimal)")
+    return {"__extn": {"fn": "decimal", "arg": f"{value:.4f}"}}
+
+
+def _untypable(where: str, expected: str) -> ToolInputError:
+    message = f"{where} cannot be shown to the operator's policies as {expected}"
+    return ToolInputError(message, errors=[FieldError(field=where, message=message, expected=expected)])
+
+
+def call_context(
+    facts: ToolFacts,
+    action: str,
+    arguments: Mapping[str, Any],
+    *,
+    target: str | None,
+    acted_by: str | None,
+    estimate: Mapping[str, float],
+    above_default: bool,
+    now: float | None = None,
+) -> dict[str, Any]:
+    """The context of a call of ``facts.action``: its arguments as the schema types them, and what the gate knows."""
+    schema = facts.actions[action].input_schema
+    kind = input_type(schema)
+    filled = {**_defaults(schema), **arguments}
+    typed = cedar_value(filled, kind, "input")
+    return {
+        "input": typed,
+        "size": sizes(typed, kind),
+        "time": time_context(now),
+        "target": target or "",
+        "acted_by": acted_by or "",
+        "estimate": {
+            "llm_calls": _decimal(float(estimate.get("llm_calls", 0.0)), "estimate.llm_calls"),
+            "runtime_seconds": _decimal(float(estimate.get("runtime_seconds", 0.0)), "estimate.runtime_seconds"),
+            "above_default": above_default,
+        },
+    }
+
+
+def _defaults(schema: Mapping[str, Any]) -> dict[str, Any]:
+    """The top-level arguments' defaults (a policy sees a call with them filled in)."""
+    properties = schema.get("properties")
+    if not isinstance(properties, dict):
+        return {}
+    return {
+        name: node["default"]
+        for name, node in properties.items()
+        if isinstance(node, dict) and node.get("default") is not None
+    }

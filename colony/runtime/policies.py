@@ -1,0 +1,139 @@
+"""The operator's policies as one step of ``Runtime.call``: before the gate, after the capability tokens.
+
+    forbid -> PolicyDeniedError (403): the determining policies and their @reason
+    hold   -> the call becomes governed and a person must approve it (the approval's reason
+              names the policies); the gate still judges it first
+    permit -> on to the gate, unchanged
+
+A governed call's proposal carries the decision and the policy ids into the audit log.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+from typing import Any
+
+import anyio.to_thread
+
+from colony.policy import (
+    ActionFacts,
+    CedarCall,
+    Effect,
+    PolicyDecision,
+    PolicySettings,
+    PolicyStore,
+    ToolFacts,
+    Who,
+    call_context,
+)
+from colony.runtime.call import CallRequest
+from colony.runtime.catalog import Catalog, CatalogTool
+from colony.runtime.governed import estimate_for
+from colony.runtime.kernels import KernelProvider
+from colony.runtime.principal import Acting, Principal
+
+__all__ = ["PolicyStep", "tool_facts"]
+
+
+def tool_facts(tool: CatalogTool) -> ToolFacts:
+    """What policies may know of a catalog tool."""
+    spec = tool.cls.spec
+    return ToolFacts(
+        name=tool.name,
+        version=spec.version,
+        domain=spec.domain,
+        locality=spec.execution_locality.value,
+        policy_tags=tuple(spec.policy_tags),
+        actions={
+            name: ActionFacts(definition.input_schema, tool.side_effecting(name), tool.governed(name))
+            for name, definition in tool.cls.actions().items()
+        },
+    )
+
+
+class PolicyStep:
+    """Decides a call against the policies in force (``decide``) and applies the decision (``apply``)."""
+
+    def __init__(
+        self, catalog: Catalog, kernels: KernelProvider, *, directory: Path | None = None, check_seconds: float = 1.0
+    ) -> None:
+        if directory is None:
+            settings = PolicySettings()
+            directory, check_seconds = settings.resolved(kernels.home), settings.reload_seconds
+        self.catalog = catalog
+        self.kernels = kernels
+        self._facts: dict[str, ToolFacts] = {}
+        self._facts_generation = -1
+        self.store = PolicyStore(directory, self._catalog_facts, check_seconds=check_seconds)
+
+    def _catalog_facts(self) -> tuple[int, list[ToolFacts]]:
+        tools = self.catalog.tools
+        return self.catalog.generation, [self.facts(tool) for tool in tools.values()]
+
+    def facts(self, tool: CatalogTool) -> ToolFacts:
+        """The tool's facts, read once per catalog generation."""
+        if self._facts_generation != self.catalog.generation:
+            self._facts, self._facts_generation = {}, self.catalog.generation
+        found = self._facts.get(tool.name)
+        if found is None:
+            found = self._facts[tool.name] = tool_facts(tool)
+        return found
+
+    async def decide(
+        self,
+        tool: CatalogTool,
+        action: str,
+        arguments: dict[str, Any],
+        principal: Principal,
+        request: CallRequest,
+        *,
+        now: float | None = None,
+    ) -> PolicyDecision:
+        """What the policies in force decide about this call (PolicyError when none could ever be loaded)."""
+        index = self.store.current()
+        fixed = index.fixed(f"{tool.name}.{action}")
+        if fixed is not None:
+            return fixed
+        acting = principal.acting_for(request.agent_id)
+        tool.cls.actions()[action].validate_input(arguments)  # a policy reads only arguments of the declared types
+        facts = self.facts(tool)
+        declared = estimate_for(tool, dataclasses.replace(request, budget_estimate=None))
+        estimate = estimate_for(tool, request)
+        context = call_context(
+            facts,
+            action,
+            arguments,
+            target=request.target,
+            acted_by=acting.acted_by,
+            estimate=estimate,
+            above_default=any(estimate[name] > declared[name] for name in declared),
+            now=now,
+        )
+        who = await self._who(principal, acting, index.principal_reads)
+        return index.decide(CedarCall.build(who, tool.name, action, facts.resource(action), context))
+
+    async def _who(self, principal: Principal, acting: Acting, reads: frozenset[str]) -> Who:
+        role, trust = "", 0.0
+        if reads & {"role", "trust"}:  # the kernel is asked only when a policy reads them
+            profile = await anyio.to_thread.run_sync(lambda: self.kernels.get().agent_profile(acting.agent_id))
+            role, trust = profile.role.value, profile.trust_score
+        return Who(
+            agent_id=acting.agent_id,
+            operator=principal.operator,
+            groups=principal.groups,
+            capabilities=principal.capabilities,
+            role=role,
+            trust=trust,
+        )
+
+    @staticmethod
+    def apply(decision: PolicyDecision, request: CallRequest, what: str, acting: Acting) -> CallRequest:
+        """The request as the rest of the pipeline runs it; PolicyDeniedError for a forbidden call."""
+        if decision.effect is Effect.FORBID:
+            raise decision.refusal(what, acting.describe())
+        if decision.effect is Effect.HOLD:
+            return dataclasses.replace(
+                request, approval_required=True, approval_reason=decision.hold_reason(), policy=decision.record()
+            )
+        return dataclasses.replace(request, approval_reason=None, policy=decision.record())
