@@ -55,6 +55,7 @@ class ToolFacts:
     locality: str
     policy_tags: tuple[str, ...]
     actions: Mapping[str, ActionFacts] = field(default_factory=dict)
+    primary: str = ""  # the action a call runs when it names none
 
     def resource(self, action: str) -> dict[str, Any]:
         """The ``Tool`` entity's attributes for a call of ``action``."""

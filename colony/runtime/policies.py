@@ -11,7 +11,6 @@ A governed call's proposal carries the decision and the policy ids into the audi
 from __future__ import annotations
 
 import dataclasses
-from pathlib import Path
 from typing import Any
 
 import anyio.to_thread
@@ -45,6 +44,7 @@ def tool_facts(tool: CatalogTool) -> ToolFacts:
         domain=spec.domain,
         locality=spec.execution_locality.value,
         policy_tags=tuple(spec.policy_tags),
+        primary=tool.primary_action,
         actions={
             name: ActionFacts(definition.input_schema, tool.side_effecting(name), tool.governed(name))
             for name, definition in tool.cls.actions().items()
@@ -55,17 +55,15 @@ def tool_facts(tool: CatalogTool) -> ToolFacts:
 class PolicyStep:
     """Decides a call against the policies in force (``decide``) and applies the decision (``apply``)."""
 
-    def __init__(
-        self, catalog: Catalog, kernels: KernelProvider, *, directory: Path | None = None, check_seconds: float = 1.0
-    ) -> None:
-        if directory is None:
-            settings = PolicySettings()
-            directory, check_seconds = settings.resolved(kernels.home), settings.reload_seconds
+    def __init__(self, catalog: Catalog, kernels: KernelProvider, settings: PolicySettings | None = None) -> None:
+        settings = settings or PolicySettings()
         self.catalog = catalog
         self.kernels = kernels
         self._facts: dict[str, ToolFacts] = {}
         self._facts_generation = -1
-        self.store = PolicyStore(directory, self._catalog_facts, check_seconds=check_seconds)
+        self.store = PolicyStore(
+            settings.resolved(kernels.home), self._catalog_facts, check_seconds=settings.reload_seconds
+        )
 
     def _catalog_facts(self) -> tuple[int, list[ToolFacts]]:
         tools = self.catalog.tools

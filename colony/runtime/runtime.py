@@ -20,6 +20,7 @@ import anyio.to_thread
 
 from colony.callers import CURRENT_CALLER
 from colony.errors import FieldError, PayloadTooLargeError, ToolInputError
+from colony.policy import PolicySettings
 from colony.runtime.call import CallOutcome, CallRequest, CallStatus
 from colony.runtime.catalog import Catalog, CatalogTool
 from colony.runtime.executor import Executor, InProcessExecutor
@@ -53,7 +54,7 @@ class Runtime:
         timeout_seconds: float = 30.0,
         max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
         isolate_cpu_bound: bool = False,
-        policies: PolicyStep | None = None,
+        policies: PolicySettings | None = None,
     ) -> None:
         self.catalog = catalog or Catalog()
         self.pool = pool or ToolPool()
@@ -65,7 +66,7 @@ class Runtime:
         self.governor = Governor(self.kernels, self.executor, on_hold=on_hold, events=events, propose=propose)
         self.max_argument_bytes = max_argument_bytes
         self.refusals = RefusalRecorder(self.kernels)
-        self.policies = policies or PolicyStep(self.catalog, self.kernels)
+        self.policies = PolicyStep(self.catalog, self.kernels, policies)  # COLONY_POLICIES when not given
         self.catalog.on_change(self._retire_removed)
 
     async def call(self, request: CallRequest, principal: Principal, *, verify: Verifier | None = None) -> CallOutcome:
