@@ -155,10 +155,9 @@ def call_context(
     now: float | None = None,
 ) -> dict[str, Any]:
     """The context of a call of ``facts.action``: its arguments as the schema types them, and what the gate knows."""
-    schema = facts.actions[action].input_schema
-    kind = input_type(schema)
-    filled = {**_defaults(schema), **arguments}
-    typed = cedar_value(filled, kind, "input")
+    definition = facts.actions[action]
+    kind = input_type(definition.input_schema)
+    typed = cedar_value(definition.normalize(arguments), kind, "input")
     return {
         "input": typed,
         "size": sizes(typed, kind),
@@ -170,16 +169,4 @@ def call_context(
             "runtime_seconds": _decimal(float(estimate.get("runtime_seconds", 0.0)), "estimate.runtime_seconds"),
             "above_default": above_default,
         },
-    }
-
-
-def _defaults(schema: Mapping[str, Any]) -> dict[str, Any]:
-    """The top-level arguments' defaults (a policy sees a call with them filled in)."""
-    properties = schema.get("properties")
-    if not isinstance(properties, dict):
-        return {}
-    return {
-        name: node["default"]
-        for name, node in properties.items()
-        if isinstance(node, dict) and node.get("default") is not None
     }

@@ -13,7 +13,7 @@ booleans, numbers (as ``decimal``), arrays of those (as sets) and objects with d
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -38,11 +38,12 @@ _DECIMAL: CedarType = {"type": "Extension", "name": "decimal"}
 
 @dataclass(frozen=True)
 class ActionFacts:
-    """What a policy may know of one action."""
+    """What a policy may know of one action; ``normalize`` validates arguments and fills in their defaults."""
 
     input_schema: Mapping[str, Any]
     side_effecting: bool
     governed: bool
+    normalize: Callable[[Mapping[str, Any]], dict[str, Any]] = dict
 
 
 @dataclass(frozen=True)
@@ -155,7 +156,7 @@ def context_type(input_schema: Mapping[str, Any]) -> CedarType:
 
 def input_type(schema: Mapping[str, Any]) -> CedarType:
     """An action's input schema as a Cedar record (properties Cedar cannot type are left out)."""
-    kind = _cedar(schema, schema.get("$defs", {}), top=True)
+    kind = _cedar(schema, schema.get("$defs", {}))
     return kind if kind is not None and kind["type"] == "Record" else _record({})
 
 
@@ -172,11 +173,11 @@ def size_type(kind: CedarType) -> CedarType:
     return _record(attributes)
 
 
-def _cedar(node: Any, defs: Mapping[str, Any], *, top: bool = False) -> CedarType | None:
+def _cedar(node: Any, defs: Mapping[str, Any]) -> CedarType | None:
     """One JSON Schema node as a Cedar type; None when Cedar cannot type it.
 
-    An argument the caller may omit is optional (policies test it with ``has``), except a
-    top-level one with a default: the call is shown with its defaults filled in.
+    A call is shown as its validated input, defaults filled in at every level, so only an
+    argument that may be null is optional (policies test it with ``has``).
     """
     node, _ = _unwrap(node, defs)
     if node is None:
@@ -197,15 +198,14 @@ def _cedar(node: Any, defs: Mapping[str, Any], *, top: bool = False) -> CedarTyp
         element = _cedar(node.get("items"), defs)
         return {"type": "Set", "element": element} if element is not None else None
     if kind == "object" and isinstance(node.get("properties"), dict):
-        required = set(node.get("required", ()))
         attributes = {}
         for name, child in node["properties"].items():
             typed = _cedar(child, defs)
             if typed is None:
                 continue
             resolved, nullable = _unwrap(child, defs)
-            has_default = top and isinstance(resolved, dict) and resolved.get("default") is not None
-            attributes[name] = _required(typed, not nullable and (name in required or has_default))
+            null_default = isinstance(resolved, dict) and "default" in resolved and resolved["default"] is None
+            attributes[name] = _required(typed, not (nullable or null_default))
         return _record(attributes)
     return None
 

@@ -11,10 +11,13 @@ A governed call's proposal carries the decision and the policy ids into the audi
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio.to_thread
+from pydantic import ValidationError
 
+from colony.capability import ActionDefinition
 from colony.policy import (
     ActionFacts,
     CedarCall,
@@ -46,10 +49,26 @@ def tool_facts(tool: CatalogTool) -> ToolFacts:
         policy_tags=tuple(spec.policy_tags),
         primary=tool.primary_action,
         actions={
-            name: ActionFacts(definition.input_schema, tool.side_effecting(name), tool.governed(name))
+            name: ActionFacts(
+                definition.input_schema, tool.side_effecting(name), tool.governed(name), _normalizer(definition)
+            )
             for name, definition in tool.cls.actions().items()
         },
     )
+
+
+def _normalizer(definition: ActionDefinition) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """Arguments as the action receives them, defaults filled in, as JSON (ToolInputError naming each bad field)."""
+
+    def normalize(arguments: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            model = definition.input_model.model_validate(arguments)
+        except ValidationError:
+            definition.validate_input(arguments)  # raises the ToolInputError every surface shows
+            raise
+        return model.model_dump(mode="json", by_alias=True)
+
+    return normalize
 
 
 class PolicyStep:
@@ -94,7 +113,6 @@ class PolicyStep:
         if fixed is not None:
             return fixed
         acting = principal.acting_for(request.agent_id)
-        tool.cls.actions()[action].validate_input(arguments)  # a policy reads only arguments of the declared types
         facts = self.facts(tool)
         declared = estimate_for(tool, dataclasses.replace(request, budget_estimate=None))
         estimate = estimate_for(tool, request)
