@@ -129,7 +129,7 @@ when { context.input.release.replicas * 4611686018427387904 > 1 };
 permit(principal, action, resource);
 """
     )
-    with pytest.raises(PolicyDeniedError, match="overflowing.*could not be evaluated"):
+    with pytest.raises(PolicyDeniedError, match=r"overflowing.*could not be evaluated"):
         await runtime.call(CallRequest("deployer", release("dev", replicas=3), **CASE), AGENT)  # type: ignore[arg-type]
     assert releases() == []
 
