@@ -116,6 +116,7 @@ def decide_case(index: PolicyIndex, tools: Mapping[str, ToolFacts], case: Policy
             estimate=case.context.estimate,
             above_default=case.context.above_default,
             now=moment,
+            reads=index.reads(f"{case.tool}.{action}"),
         )
     except ToolInputError as error:
         raise PolicyError(f"case {case.name or case.tool!r}: {error}") from None

@@ -21,12 +21,13 @@ import cedarpy
 from cedarpy import pst
 
 from colony.policy.decision import Effect, PolicyDecision
-from colony.policy.request import CedarCall
+from colony.policy.request import CONTEXT_ATTRIBUTES, CedarCall, Who
 from colony.policy.source import PolicySource
 
-__all__ = ["PolicyIndex", "reads_principal"]
+__all__ = ["PolicyIndex", "reads_variable"]
 
 _CACHE_SIZE = 4096
+_ENTITIES_SIZE = 256
 _ERRORED = re.compile(r"`([^`]+)`")
 
 
@@ -37,6 +38,7 @@ class _ActionSet:
     sources: tuple[PolicySource, ...]
     cedar: cedarpy.PolicySet | None
     fixed: PolicyDecision | None
+    reads: frozenset[str]  # the context attributes these policies read
 
 
 class PolicyIndex:
@@ -58,9 +60,11 @@ class PolicyIndex:
                 self._any.append(source)
         self._sets: dict[str, _ActionSet] = {}
         self._cache: OrderedDict[str, PolicyDecision] = OrderedDict()
+        self._entities: OrderedDict[str, cedarpy.Entities] = OrderedDict()
+        self._entity_text: dict[tuple[Who, str], str] = {}
         self._lock = threading.Lock()
         #: Which principal attributes the kernel must be asked for (role, trust), read from the policies.
-        self.principal_reads = reads_principal(source.policy for source in self.sources.values())
+        self.principal_reads = reads_variable((source.policy for source in self.sources.values()), "principal")
 
     def applicable(self, action: str) -> tuple[PolicySource, ...]:
         """The policies whose action scope admits ``action``, in load order."""
@@ -70,24 +74,42 @@ class PolicyIndex:
         """The decision for every call of ``action`` when no condition can change it, else None."""
         return self._set(action).fixed
 
+    def reads(self, action: str) -> frozenset[str]:
+        """The context attributes the policies that can apply to ``action`` read (the rest need not be built)."""
+        return self._set(action).reads
+
     def decide(self, call: CedarCall) -> PolicyDecision:
         """Evaluate ``call`` against the policies of its action."""
         entry = self._set(call.action)
         if entry.fixed is not None:
             return entry.fixed
         assert entry.cedar is not None
-        key = json.dumps([call.request, call.entities], separators=(",", ":"), sort_keys=True)
+        # The request is built in a fixed order, so equal requests encode equally (a reordering only misses).
+        entities = self._entity_text.get((call.who, call.action))
+        if entities is None:  # the same principal calling the same action again: encoded once per policy set
+            entities = json.dumps(call.entities, separators=(",", ":"))
+            if len(self._entity_text) >= _ENTITIES_SIZE:
+                self._entity_text.clear()
+            self._entity_text[(call.who, call.action)] = entities
+        context = json.dumps(call.request["context"], separators=(",", ":"))
+        key = f"{call.action}\0{entities}\0{context}"
         with self._lock:
             hit = self._cache.get(key)
             if hit is not None:
                 self._cache.move_to_end(key)
                 return hit
-        result = cedarpy.is_authorized(call.request, entry.cedar, call.entities)
+            parsed = self._entities.get(entities)
+        if parsed is None:
+            parsed = cedarpy.Entities.from_json_str(entities)
+        result = cedarpy.is_authorized({**call.request, "context": context}, entry.cedar, parsed)
         decision = self._interpret(result, entry.sources)
         with self._lock:
             self._cache[key] = decision
             if len(self._cache) > _CACHE_SIZE:
                 self._cache.popitem(last=False)
+            self._entities[entities] = parsed  # the same principal and tool again: parsed once
+            if len(self._entities) > _ENTITIES_SIZE:
+                self._entities.popitem(last=False)
         return decision
 
     def _interpret(self, result: cedarpy.AuthzResult, applicable: tuple[PolicySource, ...]) -> PolicyDecision:
@@ -124,7 +146,8 @@ class PolicyIndex:
                 cedar = cedarpy.PolicySet.from_pst(
                     pst.PolicySet(templates={}, static_policies=policies, template_links=())
                 )
-            entry = self._sets[action] = _ActionSet(sources, cedar, fixed)
+            reads = reads_variable((source.policy for source in sources), "context", CONTEXT_ATTRIBUTES)
+            entry = self._sets[action] = _ActionSet(sources, cedar, fixed, reads)
         return entry
 
 
@@ -144,16 +167,24 @@ def _unconditional(policy: pst.Template) -> bool:
     )
 
 
-def reads_principal(policies: Iterable[pst.Template]) -> frozenset[str]:
-    """The attributes of ``principal`` the policies read (``principal.role`` -> ``role``)."""
+def reads_variable(
+    policies: Iterable[pst.Template], variable: str, every: frozenset[str] = frozenset()
+) -> frozenset[str]:
+    """The attributes of ``variable`` the policies read (``principal.role`` -> ``role``).
+
+    A policy that uses the variable otherwise than through one attribute (``context == {...}``)
+    reads all of them: ``every`` (when given; ``principal in Group::"g"`` reads no attribute).
+    """
     found: set[str] = set()
     stack: list[object] = [policy.clauses for policy in policies]
     while stack:
         node = stack.pop()
-        if isinstance(node, pst.GetAttr) and isinstance(node.base, pst.Var) and node.base.name == "principal":
-            found.add(node.attr)
-        if isinstance(node, pst.HasAttr) and isinstance(node.base, pst.Var) and node.base.name == "principal":
-            found.add(node.attrs[0])
+        if isinstance(node, pst.GetAttr | pst.HasAttr) and isinstance(node.base, pst.Var):
+            if node.base.name == variable:
+                found.add(node.attr if isinstance(node, pst.GetAttr) else node.attrs[0])
+            continue
+        if isinstance(node, pst.Var) and node.name == variable and every:
+            return every
         if isinstance(node, tuple | list):
             stack.extend(node)
         elif isinstance(node, dict):

@@ -12,9 +12,9 @@ from dataclasses import dataclass
 from typing import Any
 
 from colony.errors import FieldError, ToolInputError
-from colony.policy.schema import CedarType, ToolFacts, action_id, input_type, size_type
+from colony.policy.schema import CedarType, ToolFacts, action_id, size_type
 
-__all__ = ["CedarCall", "Who", "call_context", "cedar_value", "sizes", "time_context"]
+__all__ = ["CONTEXT_ATTRIBUTES", "CedarCall", "Who", "call_context", "cedar_value", "sizes", "time_context"]
 
 _LONG_MAX = 2**63 - 1
 _DECIMAL_MAX = 922337203685477
@@ -39,6 +39,7 @@ class CedarCall:
     action: str
     request: dict[str, Any]
     entities: list[dict[str, Any]]
+    who: Who
 
     @classmethod
     def build(
@@ -72,12 +73,13 @@ class CedarCall:
             "resource": {"type": "Tool", "id": tool},
             "context": dict(context),
         }
-        return cls(name, request, entities)
+        return cls(name, request, entities, who)
 
 
 def time_context(now: float | None = None) -> dict[str, int]:
     """The call's time in UTC to the minute (``weekday`` 0 is Monday)."""
-    now = time.time() if now is None else now
+    if now is None:
+        return _this_minute()
     moment = time.gmtime(now)
     epoch = int(now) // 60 * 60
     return {"hour": moment.tm_hour, "minute": moment.tm_min, "weekday": moment.tm_wday, "epoch": epoch}
@@ -153,20 +155,45 @@ def call_context(
     estimate: Mapping[str, float],
     above_default: bool,
     now: float | None = None,
+    reads: frozenset[str] | None = None,
 ) -> dict[str, Any]:
-    """The context of a call of ``facts.action``: its arguments as the schema types them, and what the gate knows."""
-    definition = facts.actions[action]
-    kind = input_type(definition.input_schema)
-    typed = cedar_value(definition.normalize(arguments), kind, "input")
-    return {
-        "input": typed,
-        "size": sizes(typed, kind),
-        "time": time_context(now),
-        "target": target or "",
-        "acted_by": acted_by or "",
-        "estimate": {
+    """The context of a call of ``facts.action``: its arguments as the schema types them, and what the gate knows.
+
+    Only the attributes in ``reads`` (all when None) are built: what no applicable policy reads
+    cannot change a decision, and leaving it out keeps the evaluation and its cache key small.
+    """
+    context: dict[str, Any] = {}
+    wanted = CONTEXT_ATTRIBUTES if reads is None else reads
+    if "input" in wanted or "size" in wanted:
+        definition = facts.actions[action]
+        kind = definition.input_type
+        typed = cedar_value(definition.normalize(arguments), kind, "input")
+        if "input" in wanted:
+            context["input"] = typed
+        if "size" in wanted:
+            context["size"] = sizes(typed, kind)
+    if "time" in wanted:
+        context["time"] = time_context(now)
+    if "target" in wanted:
+        context["target"] = target or ""
+    if "acted_by" in wanted:
+        context["acted_by"] = acted_by or ""
+    if "estimate" in wanted:
+        context["estimate"] = {
             "llm_calls": _decimal(float(estimate.get("llm_calls", 0.0)), "estimate.llm_calls"),
             "runtime_seconds": _decimal(float(estimate.get("runtime_seconds", 0.0)), "estimate.runtime_seconds"),
             "above_default": above_default,
-        },
-    }
+        }
+    return context
+
+
+CONTEXT_ATTRIBUTES = frozenset({"input", "size", "time", "target", "acted_by", "estimate"})
+_minute: list[Any] = [None, None]  # the minute last shown, and its context
+
+
+def _this_minute() -> dict[str, int]:
+    now = time.time()
+    minute = int(now) // 60
+    if _minute[0] != minute:
+        _minute[1], _minute[0] = time_context(now), minute
+    return dict(_minute[1])

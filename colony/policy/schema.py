@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import cached_property
 from typing import Any
 
 __all__ = [
@@ -44,6 +45,11 @@ class ActionFacts:
     side_effecting: bool
     governed: bool
     normalize: Callable[[Mapping[str, Any]], dict[str, Any]] = dict
+
+    @cached_property
+    def input_type(self) -> CedarType:
+        """The input schema as a Cedar record, derived once."""
+        return input_type(self.input_schema)
 
 
 @dataclass(frozen=True)

@@ -125,6 +125,7 @@ class PolicyStep:
             estimate=estimate,
             above_default=any(estimate[name] > declared[name] for name in declared),
             now=now,
+            reads=index.reads(f"{tool.name}.{action}"),
         )
         who = await self._who(principal, acting, index.principal_reads)
         return index.decide(CedarCall.build(who, tool.name, action, facts.resource(action), context))
