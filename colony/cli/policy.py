@@ -49,9 +49,14 @@ def validate(directory: DirOption = None, as_json: JsonFlag = False) -> None:
     except ColonyError as error:
         raise _fail(error, as_json) from None
     if as_json:
-        typer.echo(json.dumps({"ok": True, "directory": str(where), "policies": sorted(index.sources)}))
+        dormant = [source.id for source in index.dormant]
+        typer.echo(
+            json.dumps({"ok": True, "directory": str(where), "policies": sorted(index.sources), "dormant": dormant})
+        )
         return
     typer.echo(f"{len(index.sources)} polic{'y' if len(index.sources) == 1 else 'ies'} valid in {where}")
+    for source in index.dormant:
+        typer.echo(f"dormant (names no tool of this catalog): {source.id} at {source.where}")
 
 
 @policy_app.command("schema")

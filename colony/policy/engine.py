@@ -44,8 +44,11 @@ class _ActionSet:
 class PolicyIndex:
     """The policies of one generation, by action; ``decide`` is safe from any thread."""
 
-    def __init__(self, sources: Iterable[PolicySource], generation: int = 0) -> None:
+    def __init__(
+        self, sources: Iterable[PolicySource], generation: int = 0, *, dormant: Iterable[PolicySource] = ()
+    ) -> None:
         self.generation = generation
+        self.dormant = tuple(dormant)  # policies naming only tools this catalog does not serve
         self.sources = {source.id: source for source in sources}
         self._any: list[PolicySource] = []
         self._named: dict[str, list[PolicySource]] = {}

@@ -41,8 +41,35 @@ def compile_policies(directory: Path, tools: Iterable[ToolFacts], generation: in
     sources = read_policies(directory) if directory.is_dir() else []
     if not sources:
         sources = [_baseline()]
-    validate(sources, tools)
-    return PolicyIndex(sources, generation)
+    tools = list(tools)
+    active, dormant = split_dormant(sources, tools)
+    validate(active, tools)
+    return PolicyIndex(active, generation, dormant=dormant)
+
+
+def split_dormant(sources: list[PolicySource], tools: list[ToolFacts]) -> tuple[list[PolicySource], list[PolicySource]]:
+    """The policies that can apply here, and those that only name tools this catalog does not serve.
+
+    A policy set is shared by machines whose catalogs differ (or a tool's entry fails to load):
+    a rule about a tool that is not here cannot match any call, so it waits, dormant, instead of
+    failing the whole set. A tool that is here but has no such action is still an error.
+    """
+    served = {tool.name for tool in tools}
+    active, dormant = [], []
+    for source in sources:
+        scope = source.policy.action
+        named = (
+            [scope.entity.id]
+            if isinstance(scope, pst.ActionEq)
+            else [entity.id for entity in scope.entities]
+            if isinstance(scope, pst.ActionIn)
+            else []
+        )
+        if named and all(name.partition(".")[0] not in served for name in named):
+            dormant.append(source)
+        else:
+            active.append(source)
+    return active, dormant
 
 
 def validate(sources: list[PolicySource], tools: Iterable[ToolFacts]) -> None:

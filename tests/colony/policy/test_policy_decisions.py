@@ -232,3 +232,19 @@ async def test_a_permitted_governed_call_records_the_deciding_policies(
             CallRequest("deployer", release(), target="/elsewhere", **CASE),  # type: ignore[arg-type]
             Principal.of("trusted-ant", ["*"]),
         )
+
+
+async def test_a_rule_about_a_tool_not_served_here_waits_and_a_wrong_action_is_an_error(
+    make_runtime: MakeRuntime, policies: Path
+) -> None:
+    (policies / "shared.cedar").write_text(
+        '@id("elsewhere")\nforbid(principal, action == Action::"fdtd_sweep.run_sweep", resource);\n'
+        "permit(principal, action, resource);\n"
+    )
+    runtime = make_runtime()
+    index = runtime.policies.store.current()
+    assert [source.id for source in index.dormant] == ["elsewhere"] and "elsewhere" not in index.sources
+    (policies / "typo.cedar").write_text('forbid(principal, action == Action::"deployer.deplyo", resource);\n')
+    time.sleep(0.06)
+    assert runtime.policies.store.current() is index  # the broken edit is not loaded
+    assert runtime.policies.store.error is not None and "typo.cedar:1" in str(runtime.policies.store.error)
