@@ -14,7 +14,7 @@ import json
 import re
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable
+from collections.abc import Hashable, Iterable
 from dataclasses import dataclass, fields, is_dataclass
 
 import cedarpy
@@ -65,6 +65,7 @@ class PolicyIndex:
         self._cache: OrderedDict[str, PolicyDecision] = OrderedDict()
         self._entities: OrderedDict[str, cedarpy.Entities] = OrderedDict()
         self._entity_text: dict[tuple[Who, str], str] = {}
+        self._calls: dict[Hashable, PolicyDecision] = {}
         self._lock = threading.Lock()
         #: Which principal attributes the kernel must be asked for (role, trust), read from the policies.
         self.principal_reads = reads_variable((source.policy for source in self.sources.values()), "principal")
@@ -81,6 +82,17 @@ class PolicyIndex:
         """The context attributes the policies that can apply to ``action`` read (the rest need not be built)."""
         return self._set(action).reads
 
+    def recall(self, key: Hashable) -> PolicyDecision | None:
+        """A decision ``remember`` kept for a call described by ``key`` under this policy set."""
+        return self._calls.get(key)
+
+    def remember(self, key: Hashable, decision: PolicyDecision) -> None:
+        """Keep ``decision`` for ``key``: everything its request was built from (bounded; the oldest go first)."""
+        with self._lock:
+            if len(self._calls) >= _CACHE_SIZE:
+                self._calls.pop(next(iter(self._calls)), None)
+            self._calls[key] = decision
+
     def decide(self, call: CedarCall) -> PolicyDecision:
         """Evaluate ``call`` against the policies of its action."""
         entry = self._set(call.action)
@@ -90,11 +102,11 @@ class PolicyIndex:
         # The request is built in a fixed order, so equal requests encode equally (a reordering only misses).
         entities = self._entity_text.get((call.who, call.action))
         if entities is None:  # the same principal calling the same action again: encoded once per policy set
-            entities = json.dumps(call.entities, separators=(",", ":"))
+            entities = json.dumps(call.entities(), separators=(",", ":"))
             if len(self._entity_text) >= _ENTITIES_SIZE:
                 self._entity_text.clear()
             self._entity_text[(call.who, call.action)] = entities
-        context = json.dumps(call.request["context"], separators=(",", ":"))
+        context = json.dumps(call.context, separators=(",", ":"))
         key = f"{call.action}\0{entities}\0{context}"
         with self._lock:
             hit = self._cache.get(key)
@@ -104,7 +116,7 @@ class PolicyIndex:
             parsed = self._entities.get(entities)
         if parsed is None:
             parsed = cedarpy.Entities.from_json_str(entities)
-        result = cedarpy.is_authorized({**call.request, "context": context}, entry.cedar, parsed)
+        result = cedarpy.is_authorized({**call.request(), "context": context}, entry.cedar, parsed)
         decision = self._interpret(result, entry.sources)
         with self._lock:
             self._cache[key] = decision

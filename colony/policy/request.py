@@ -34,27 +34,36 @@ class Who:
 
 @dataclass(frozen=True)
 class CedarCall:
-    """One Cedar request and its entities."""
+    """One Cedar request: who, which tool and action, the tool's attributes and the context."""
 
-    action: str
-    request: dict[str, Any]
-    entities: list[dict[str, Any]]
     who: Who
+    tool: str
+    action: str  # the Cedar action id, ``tool.action``
+    resource: Mapping[str, Any]
+    context: dict[str, Any]
 
     @classmethod
     def build(
-        cls,
-        who: Who,
-        tool: str,
-        action: str,
-        resource: Mapping[str, Any],
-        context: Mapping[str, Any],
+        cls, who: Who, tool: str, action: str, resource: Mapping[str, Any], context: Mapping[str, Any]
     ) -> CedarCall:
-        principal = {"type": "Agent", "id": who.agent_id}
+        return cls(who, tool, action_id(tool, action), resource, dict(context))
+
+    def request(self) -> dict[str, Any]:
+        """The request as Cedar reads it (the context as given)."""
+        return {
+            "principal": {"type": "Agent", "id": self.who.agent_id},
+            "action": {"type": "Action", "id": self.action},
+            "resource": {"type": "Tool", "id": self.tool},
+            "context": self.context,
+        }
+
+    def entities(self) -> list[dict[str, Any]]:
+        """The principal (in its groups), its groups and the tool, as Cedar entities."""
+        who = self.who
         groups = sorted(who.groups)
-        entities: list[dict[str, Any]] = [
+        return [
             {
-                "uid": principal,
+                "uid": {"type": "Agent", "id": who.agent_id},
                 "attrs": {
                     "operator": who.operator,
                     "role": who.role,
@@ -64,16 +73,8 @@ class CedarCall:
                 "parents": [{"type": "Group", "id": group} for group in groups],
             },
             *({"uid": {"type": "Group", "id": group}, "attrs": {}, "parents": []} for group in groups),
-            {"uid": {"type": "Tool", "id": tool}, "attrs": dict(resource), "parents": []},
+            {"uid": {"type": "Tool", "id": self.tool}, "attrs": dict(self.resource), "parents": []},
         ]
-        name = action_id(tool, action)
-        request = {
-            "principal": principal,
-            "action": {"type": "Action", "id": name},
-            "resource": {"type": "Tool", "id": tool},
-            "context": dict(context),
-        }
-        return cls(name, request, entities, who)
 
 
 def time_context(now: float | None = None) -> dict[str, int]:

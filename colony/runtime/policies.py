@@ -11,6 +11,8 @@ A governed call's proposal carries the decision and the policy ids into the audi
 from __future__ import annotations
 
 import dataclasses
+import json
+import time
 from collections.abc import Callable, Mapping
 from typing import Any
 
@@ -71,6 +73,9 @@ def _normalizer(definition: ActionDefinition) -> Callable[[Mapping[str, Any]], d
     return normalize
 
 
+_DECLARED = CallRequest("")  # no caller estimate: the tool's declared cost
+
+
 class PolicyStep:
     """Decides a call against the policies in force (``decide``) and applies the decision (``apply``)."""
 
@@ -113,9 +118,23 @@ class PolicyStep:
         if fixed is not None:
             return fixed
         acting = principal.acting_for(request.agent_id)
+        who = await self._who(principal, acting, index.principal_reads)
+        # The context is a function of these: a repeated call is answered before it is built again.
+        try:
+            raw = json.dumps([arguments, request.target, request.budget_estimate], separators=(",", ":"))
+        except (TypeError, ValueError):  # not JSON (an in-process caller's objects): no shortcut
+            raw = None
+        minute = int(time.time() if now is None else now) // 60
+        key = (who, tool.name, action, acting.acted_by, minute, raw)
+        if raw is not None and (known := index.recall(key)) is not None:
+            return known
         facts = self.facts(tool)
-        declared = estimate_for(tool, dataclasses.replace(request, budget_estimate=None))
-        estimate = estimate_for(tool, request)
+        reads = index.reads(f"{tool.name}.{action}")
+        estimate, above = {}, False
+        if "estimate" in reads:
+            declared = estimate_for(tool, _DECLARED)
+            estimate = estimate_for(tool, request)
+            above = any(estimate[name] > declared[name] for name in declared)
         context = call_context(
             facts,
             action,
@@ -123,12 +142,14 @@ class PolicyStep:
             target=request.target,
             acted_by=acting.acted_by,
             estimate=estimate,
-            above_default=any(estimate[name] > declared[name] for name in declared),
+            above_default=above,
             now=now,
-            reads=index.reads(f"{tool.name}.{action}"),
+            reads=reads,
         )
-        who = await self._who(principal, acting, index.principal_reads)
-        return index.decide(CedarCall.build(who, tool.name, action, facts.resource(action), context))
+        decision = index.decide(CedarCall.build(who, tool.name, action, facts.resource(action), context))
+        if raw is not None:
+            index.remember(key, decision)
+        return decision
 
     async def _who(self, principal: Principal, acting: Acting, reads: frozenset[str]) -> Who:
         role, trust = "", 0.0
@@ -145,12 +166,20 @@ class PolicyStep:
         )
 
     @staticmethod
-    def apply(decision: PolicyDecision, request: CallRequest, what: str, acting: Acting) -> CallRequest:
-        """The request as the rest of the pipeline runs it; PolicyDeniedError for a forbidden call."""
+    def apply(
+        decision: PolicyDecision, request: CallRequest, tool: CatalogTool, action: str, acting: Acting
+    ) -> CallRequest:
+        """The request as the rest of the pipeline runs it; PolicyDeniedError for a forbidden call.
+
+        A governed call carries the decision to its proposal (and so to the audit log), whatever
+        the caller put in ``policy`` and ``approval_reason``; a pure call leaves no record to carry it.
+        """
         if decision.effect is Effect.FORBID:
-            raise decision.refusal(what, acting.describe())
+            raise decision.refusal(f"{tool.name}.{action}", acting.describe())
         if decision.effect is Effect.HOLD:
             return dataclasses.replace(
                 request, approval_required=True, approval_reason=decision.hold_reason(), policy=decision.record()
             )
-        return dataclasses.replace(request, approval_reason=None, policy=decision.record())
+        if tool.governed(action) or request.approval_required or request.approval_id is not None:
+            return dataclasses.replace(request, approval_reason=None, policy=decision.record())
+        return request

@@ -93,7 +93,7 @@ class Runtime:
         permit(principal, tool)
         acting = principal.acting_for(request.agent_id)
         decision = await self.policies.decide(tool, action, arguments, principal, request)
-        request = self.policies.apply(decision, request, f"{tool.name}.{action}", acting)
+        request = self.policies.apply(decision, request, tool, action, acting)
         governed = tool.governed(action) or request.approval_required or request.approval_id is not None
         if governed:  # a pure call is validated by the action itself; a governed one before the gate sees it
             arguments = validate(tool, action, arguments)
