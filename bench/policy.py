@@ -51,7 +51,8 @@ forbid(principal, action == Action::"append_note.append_note", resource) when { 
 @id("quiet-hours")
 forbid(principal == Agent::"report-clerk", action, resource) when { context.time.hour >= 22 || context.time.hour < 6 };
 @id("units-not-at-scale")
-forbid(principal, action == Action::"unit_convert.convert_units", resource) when { context.input.value.greaterThan(decimal("1000000000.0")) };
+forbid(principal, action == Action::"unit_convert.convert_units", resource)
+when { context.input.value.greaterThan(decimal("1000000000.0")) };
 permit(principal, action, resource);
 """
 
