@@ -39,8 +39,8 @@ def compile_policies(directory: Path, tools: Iterable[ToolFacts], generation: in
         PolicyError: A file does not parse, or a policy does not fit the schema (naming file and line).
     """
     sources = read_policies(directory) if directory.is_dir() else []
-    if not sources:
-        sources = [_baseline()]
+    if not sources:  # the baseline fits every catalog: nothing to validate
+        return PolicyIndex([_baseline()], generation)
     tools = list(tools)
     active, dormant = split_dormant(sources, tools)
     validate(active, tools)
@@ -110,21 +110,28 @@ def _baseline() -> PolicySource:
     return PolicySource("baseline", "<baseline>", 1, dataclasses.replace(policy, id="baseline"))
 
 
+SETTLE_NS = 50_000_000
+"""How long a changed file must stay unchanged before it is read: a half-written file is never the policy set."""
+
+
 class PolicyStore:
     """The policy set in force for one catalog, reloaded at most every ``check_seconds`` when files changed.
 
-    ``tools`` gives the catalog's generation and its tools' facts (the schema is rebuilt when it moves).
+    ``generation`` gives the catalog's generation (the schema is rebuilt when it moves), ``tools``
+    its tools' facts (read only when there are policy files to validate).
     """
 
     def __init__(
         self,
         directory: Path,
-        tools: Callable[[], tuple[int, list[ToolFacts]]],
+        generation: Callable[[], int],
+        tools: Callable[[], list[ToolFacts]],
         *,
         check_seconds: float = 1.0,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.directory = directory
+        self.generation = generation
         self.tools = tools
         self.check_seconds = check_seconds
         self.clock = clock
@@ -134,6 +141,10 @@ class PolicyStore:
         self._checked = -float("inf")
         self._generation = 0
         self._lock = threading.Lock()
+
+    def due(self) -> bool:
+        """Whether the next ``current`` looks at the files again (a caller on an event loop does it in a thread)."""
+        return self._index is None or self.clock() - self._checked >= self.check_seconds
 
     def current(self) -> PolicyIndex:
         """The set in force (reloaded first when it is time to look and a file changed)."""
@@ -149,14 +160,16 @@ class PolicyStore:
         return self._index
 
     def _reload(self) -> None:
-        generation, tools = self.tools()
-        seen = (stamp(self.directory), generation)
+        seen = (stamp(self.directory), self.generation())
         if seen == self._stamp:
             return
+        youngest = max((modified for _, _, modified in seen[0]), default=0)
+        if self._index is not None and time.time_ns() - youngest < SETTLE_NS:
+            return  # a file is being written (an editor truncates, then writes): read it once it settled
         self._stamp = seen
         self._generation += 1
         try:
-            self._index = compile_policies(self.directory, tools, self._generation)
+            self._index = compile_policies(self.directory, self.tools(), self._generation)
         except PolicyError as error:
             self.error = error
             logger.error("policies in %s not loaded (the last good set stays in force): %s", self.directory, error)

@@ -86,12 +86,14 @@ class PolicyStep:
         self._facts: dict[str, ToolFacts] = {}
         self._facts_generation = -1
         self.store = PolicyStore(
-            settings.resolved(kernels.home), self._catalog_facts, check_seconds=settings.reload_seconds
+            settings.resolved(kernels.home),
+            lambda: self.catalog.generation,
+            self._catalog_facts,
+            check_seconds=settings.reload_seconds,
         )
 
-    def _catalog_facts(self) -> tuple[int, list[ToolFacts]]:
-        tools = self.catalog.tools
-        return self.catalog.generation, [self.facts(tool) for tool in tools.values()]
+    def _catalog_facts(self) -> list[ToolFacts]:
+        return [self.facts(tool) for tool in self.catalog.tools.values()]
 
     def facts(self, tool: CatalogTool) -> ToolFacts:
         """The tool's facts, read once per catalog generation."""
@@ -113,6 +115,8 @@ class PolicyStep:
         now: float | None = None,
     ) -> PolicyDecision:
         """What the policies in force decide about this call (PolicyError when none could ever be loaded)."""
+        if self.store.due():  # reading and validating files stays off the event loop
+            await anyio.to_thread.run_sync(self.store.current)
         index = self.store.current()
         fixed = index.fixed(f"{tool.name}.{action}")
         if fixed is not None:

@@ -79,16 +79,21 @@ async def test_a_broken_edit_during_traffic_keeps_the_last_good_set(runtime: Run
             (policies / "rules.cedar").write_text(text)  # never valid: it names no field / does not parse
             await anyio.sleep(0.005)
 
+    with pytest.raises(PolicyDeniedError):  # the good set is in force before the edits start
+        await runtime.call(CallRequest("deployer", release("prod"), **CASE), AGENT)  # type: ignore[arg-type]
     async with anyio.create_task_group() as group:
         group.start_soon(traffic)
         group.start_soon(edits)
     assert "prod" not in passed and refused.count("prod") == 60  # nothing the old set denied got through
     assert passed.count("dev") == 60
+    await anyio.sleep(0.1)  # the last edit settles: it is read, rejected, and reported
+    with pytest.raises(PolicyDeniedError):
+        await runtime.call(CallRequest("deployer", release("prod"), **CASE), AGENT)  # type: ignore[arg-type]
     assert runtime.policies.store.error is not None and "rules.cedar" in str(runtime.policies.store.error)
     assert [entry["release"]["target"]["env"] for entry in ({"release": r} for r in releases())] == ["dev"] * 60
 
     (policies / "rules.cedar").write_text("permit(principal, action, resource);\n")  # a good edit takes effect
-    await anyio.sleep(0.01)
+    await anyio.sleep(0.1)
     outcome = await runtime.call(CallRequest("deployer", release("prod"), **CASE), AGENT)  # type: ignore[arg-type]
     assert outcome.status is CallStatus.EXECUTED and runtime.policies.store.error is None
 
@@ -155,7 +160,7 @@ async def test_an_approved_call_is_refused_when_a_policy_now_forbids_it(runtime:
         '@reason("staging is frozen")\nforbid(principal, action, resource) when { context.target == "staging" };\n'
         "permit(principal, action, resource);\n"
     )
-    await anyio.sleep(0.01)
+    await anyio.sleep(0.1)
     with pytest.raises(PolicyDeniedError, match="staging is frozen"):
         await runtime.call(
             CallRequest("deployer", release("staging"), target="staging", approval_id=held.approval["approval_id"]),

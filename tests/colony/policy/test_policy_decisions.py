@@ -245,6 +245,6 @@ async def test_a_rule_about_a_tool_not_served_here_waits_and_a_wrong_action_is_a
     index = runtime.policies.store.current()
     assert [source.id for source in index.dormant] == ["elsewhere"] and "elsewhere" not in index.sources
     (policies / "typo.cedar").write_text('forbid(principal, action == Action::"deployer.deplyo", resource);\n')
-    time.sleep(0.06)
+    time.sleep(0.1)
     assert runtime.policies.store.current() is index  # the broken edit is not loaded
     assert runtime.policies.store.error is not None and "typo.cedar:1" in str(runtime.policies.store.error)
