@@ -60,7 +60,7 @@ def validate(directory: DirOption = None, as_json: JsonFlag = False) -> None:
 
 
 @policy_app.command("schema")
-def schema(as_json: JsonFlag = True) -> None:
+def schema() -> None:
     """Print the Cedar schema (JSON) the catalog gives policies: principals, one action per tool action, tools."""
     from colony.policy import catalog_schema
     from colony.runtime import Catalog
