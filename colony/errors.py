@@ -34,6 +34,8 @@
     ├── AgentModelError            an agent's model is unreachable or answered unusably
     ├── SettingsError              Colony's settings could not be read: a bad variable, or
     │                              a settings block the configured Prefect API does not give
+    ├── PolicyError                a policy file does not parse or does not fit the catalog's
+    │                              schema (``file`` and ``line`` say where)
     ├── KernelError                the Colony kernel refused or failed a call
     │   ├── KernelInputError       a kernel call's input is malformed (also a ValueError)
     │   ├── AttestationError       an outcome's authorization is forged, expired,
@@ -47,7 +49,9 @@
     └── SurfaceError               the gateway, MCP server or client refused or failed a call
         ├── AuthenticationError    no bearer token, or one the gateway does not know
         ├── CapabilityDeniedError  the caller's token lacks a capability the tool requires
-        │   └── IdentityError      the caller named an agent it is not (only operators may)
+        │   ├── IdentityError      the caller named an agent it is not (only operators may)
+        │   └── PolicyDeniedError  an operator's policy forbids the call (``policies`` and
+        │                          ``reasons`` say which and why)
         ├── PayloadTooLargeError   a request body or a tool's arguments are over their cap
         ├── CallTimeoutError       a tool or a peer gateway did not answer in time
         ├── PeerError              a peer gateway is unreachable or answered badly
@@ -98,6 +102,8 @@ __all__ = [
     "MissingSecretError",
     "PayloadTooLargeError",
     "PeerError",
+    "PolicyDeniedError",
+    "PolicyError",
     "RateLimitedError",
     "RegistryFileError",
     "SandboxError",
@@ -403,6 +409,18 @@ class SettingsError(ColonyError):
     """Colony's settings could not be read; the message names the variable, block or server at fault."""
 
 
+class PolicyError(ColonyError):
+    """A policy file does not parse, or names something the catalog's schema does not have."""
+
+    def __init__(self, message: str, *, file: str = "", line: int = 0) -> None:
+        super().__init__(message)
+        self.file = file
+        self.line = line
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "file": self.file, "line": self.line}
+
+
 class KernelError(ColonyError):
     """The Colony kernel refused or failed a call."""
 
@@ -502,6 +520,18 @@ class IdentityError(CapabilityDeniedError):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, missing=["colony:operator"])
+
+
+class PolicyDeniedError(CapabilityDeniedError):
+    """An operator's policy forbids the call: ``policies`` decided it, ``reasons`` are their ``@reason``s."""
+
+    def __init__(self, message: str, *, policies: list[str], reasons: list[str]) -> None:
+        super().__init__(message, missing=[])
+        self.policies = policies
+        self.reasons = reasons
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "policies": self.policies, "reasons": self.reasons}
 
 
 class PayloadTooLargeError(SurfaceError):

@@ -24,6 +24,7 @@ from colony.environment import data_alone
 from colony.hpc.defaults import set_default_settings
 from colony.hpc.settings import HPCSettings
 from colony.kernel import KernelSettings
+from colony.policy import PolicySettings
 from colony.sandbox.config import SandboxConfig, set_default_config
 from colony.surfaces.gateway.settings import GatewaySettings
 
@@ -56,6 +57,10 @@ class ColonySettings(BaseModel):
     gateway: GatewaySettings = Field(description="Where the HTTP gateway listens, who may call it, what it caps.")
     sandbox: SandboxConfig = Field(description="The Docker image and limits of each sandbox role.")
     hpc: HPCSettings = Field(description="Where the HPC service is and what it may run on AWS Batch.")
+    policy: PolicySettings = Field(
+        default_factory=PolicySettings,
+        description="Where the operators' Cedar policies are read from (default: policies/ under the Colony home).",
+    )
 
     @model_validator(mode="wrap")
     @classmethod
@@ -72,6 +77,7 @@ class ColonySettings(BaseModel):
             gateway=GatewaySettings.from_env(),
             sandbox=SandboxConfig.from_env(),
             hpc=HPCSettings.from_env(),
+            policy=PolicySettings(),
         )
 
     def without_machine_paths(self) -> ColonySettings:

@@ -21,6 +21,7 @@ reaches the model:
     bad arguments      a retry naming each field at fault; on the tool's last
                        allowed attempt the same text as the result (``steer``)
     REFUSED            a plain result: the verdict and what would change it
+    forbidden by policy  a plain result naming the operator's policies and why
     HELD               a pydantic-ai deferred approval; its metadata carries
                        Colony's ``approval_id``
     REJECTED, expired  a plain result naming who decided and why
@@ -46,10 +47,10 @@ from pydantic_ai.toolsets import AbstractToolset, PreparedToolset, RenamedToolse
 
 from colony.agents.assembly import Agent
 from colony.capability import ActionDescription, action_menu
-from colony.errors import ColonyError, ToolInputError
+from colony.errors import ColonyError, PolicyDeniedError, ToolInputError
 from colony.runtime import NO_CASE, CallOutcome, CallStatus, split_case, wire
 
-__all__ = ["ColonyToolset", "colony_toolset", "refusal_text", "steer"]
+__all__ = ["ColonyToolset", "colony_toolset", "policy_refusal_text", "refusal_text", "steer"]
 
 # Arguments are validated by the pipeline (the action's own signature), so its field errors steer the model.
 _ANY_OBJECT = pydantic_core.SchemaValidator(
@@ -131,6 +132,14 @@ def colony_toolset(agent: Agent, *, toolset_id: str | None = None) -> AbstractTo
     return RenamedToolset(PreparedToolset(leaf, prepare), renames)
 
 
+def policy_refusal_text(error: PolicyDeniedError) -> str:
+    """A call an operator's policy forbids, as a plain answer: which policies, and why."""
+    return (
+        f"NOT RUN: {error}\nPolicies: {', '.join(error.policies) or '(none permits it)'}.\n"
+        "An operator's rule forbids this call; do not retry it unchanged."
+    )
+
+
 class ColonyToolset(AbstractToolset[Any]):
     """The agent's actions under their capabilities' own names; each call goes through the runtime as the agent.
 
@@ -193,6 +202,8 @@ class ColonyToolset(AbstractToolset[Any]):
             )
         except ToolInputError as error:
             return steer(ctx, input_error_text(error))
+        except PolicyDeniedError as error:  # a refusal like the gate's: a plain answer, not a failure
+            return policy_refusal_text(error)
         except ColonyError as error:  # unknown tool, missing capability or secret, a forged approval
             raise ToolFailed(f"NOT RUN: {error}") from None
         return self._answer(outcome)

@@ -44,7 +44,10 @@ def _assemble(spec_path: Path) -> Agent:
 
     try:
         settings = serving_settings()
-        return assemble(load_agent_spec(spec_path), Runtime(kernels=KernelProvider(settings=settings.kernel)))
+        return assemble(
+            load_agent_spec(spec_path),
+            Runtime(kernels=KernelProvider(settings=settings.kernel), policies=settings.policy),
+        )
     except ColonyError as error:
         raise _fail(error) from None
 

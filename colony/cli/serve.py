@@ -33,7 +33,9 @@ def mcp(
 
     try:
         settings = serving_settings()  # the kernel and tools the flows use, when a Prefect server keeps the block
-        runtime = Runtime(kernels=KernelProvider(settings=settings.kernel), isolate_cpu_bound=True)
+        runtime = Runtime(
+            kernels=KernelProvider(settings=settings.kernel), policies=settings.policy, isolate_cpu_bound=True
+        )
         notifier = ToolListNotifier()
         server = build_mcp_server(runtime, acting_for=agent, notifier=notifier)
     except ColonyError as error:

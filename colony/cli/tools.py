@@ -15,7 +15,7 @@ from rich.table import Table
 from colony.catalog import ToolEntry, check_entry, get_entry, load_registry, resolve_capability, save_registry
 from colony.cli.output import cli_console
 from colony.docs import render_tools_reference
-from colony.errors import ColonyError
+from colony.errors import ColonyError, PolicyDeniedError
 
 if TYPE_CHECKING:
     from colony.runtime import CallOutcome
@@ -26,12 +26,13 @@ JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of te
 
 
 def _fail(error: ColonyError | str, as_json: bool = False) -> typer.Exit:
+    """Print the error; exit 3 when an operator's policy forbids the call, 1 otherwise."""
     payload = error.to_dict() if isinstance(error, ColonyError) else {"type": "Error", "message": error}
     if as_json:
         typer.echo(json.dumps({"ok": False, "error": payload}))
     else:
         cli_console(stderr=True).print(f"[red]error:[/red] {payload['message']}", highlight=False, soft_wrap=True)
-    return typer.Exit(code=1)
+    return typer.Exit(code=3 if isinstance(error, PolicyDeniedError) else 1)
 
 
 def _entries() -> dict[str, Any]:
@@ -165,7 +166,7 @@ def call_tool(
         raise _fail(error, as_json) from None
 
     async def run() -> Any:
-        runtime = Runtime(kernels=KernelProvider(settings=settings.kernel))
+        runtime = Runtime(kernels=KernelProvider(settings=settings.kernel), policies=settings.policy)
         try:
             return await runtime.call(request, LOCAL_OPERATOR)
         finally:

@@ -46,6 +46,9 @@ def gate_record(
         detail["approval_id"] = approval_id
     if request.tool is not None:
         detail["tool"] = request.tool
+    policy = request.evidence_dict().get("policy")
+    if isinstance(policy, dict):  # what the operator's policies decided before the gate
+        detail["policy"] = policy
     return AuditRecord(
         event="propose",
         who=request.acted_by or request.agent_id,

@@ -241,7 +241,7 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                 outcome = replace(
                     outcome,
                     decision=Decision.HOLD,
-                    reason=f"{outcome.reason}; a person must approve this call",
+                    reason=f"{outcome.reason}; {request.approval_reason or 'a person must approve this call'}",
                     required_evidence=[*outcome.required_evidence, "human_approval"],
                 )
             period, claims, approval = None, None, None

@@ -257,6 +257,12 @@ class ProposeActionRequest(_Request):
         description="Extension: a person must approve even an EXECUTE (an agent spec's `tool_approval: required`); "
         "it can only turn EXECUTE into HOLD.",
     )
+    approval_reason: str | None = Field(
+        default=None,
+        max_length=2000,
+        description="Extension: why a person must approve it (with require_approval), as the reviewer reads it; "
+        "e.g. the operator's policies that hold the call.",
+    )
     acted_by: str | None = Field(
         default=None,
         min_length=1,

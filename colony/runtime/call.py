@@ -34,6 +34,10 @@ class CallRequest:
             (an agent spec's ``tool_approval: required``); it makes a pure tool governed too.
         approval_id: Resubmits a held call: once its approval request is approved, the same
             call (same agent, tool, action and arguments) runs, once.
+        approval_reason: Why a person must approve it (set by the pipeline from the policies
+            that hold it; the reviewer reads it).
+        policy: What the operator's policies decided (set by the pipeline, whatever a caller
+            put here; the proposal carries it into the audit log).
     """
 
     tool: str
@@ -47,6 +51,8 @@ class CallRequest:
     budget_estimate: Mapping[str, float] | None = None
     approval_required: bool = False
     approval_id: str | None = None
+    approval_reason: str | None = None
+    policy: Mapping[str, Any] | None = None
 
     def __post_init__(self) -> None:
         """Read the case as every surface reads it (``GateCase``): ToolInputError naming a field at fault."""

@@ -12,7 +12,7 @@ from colony.runtime.catalog import CatalogTool
 from colony.runtime.principal import Acting
 from colony.runtime.views import ApprovalView, RecordView, VerdictView
 
-__all__ = ["OutcomeDraft", "call_seconds", "failed_as", "outcome_report", "proposal_for", "ran_as"]
+__all__ = ["OutcomeDraft", "call_seconds", "estimate_for", "failed_as", "outcome_report", "proposal_for", "ran_as"]
 
 
 def secret_arguments(schema: dict[str, Any]) -> list[str]:
@@ -47,6 +47,8 @@ def proposal_for(
         evidence["caller_target"] = request.target
     if acting.acted_by:
         evidence["acted_by"] = acting.acted_by
+    if request.policy is not None:
+        evidence["policy"] = dict(request.policy)
     return ProposeActionRequest(
         agent_id=acting.agent_id,
         action_type=action,
@@ -55,9 +57,10 @@ def proposal_for(
         rollback_plan=request.rollback_plan or "",
         evidence=json.dumps(evidence, default=str),
         side_effecting=True if tool.side_effecting(action) else None,
-        budget_estimate=_estimate(tool, request),
+        budget_estimate=estimate_for(tool, request),
         tool=tool.name,
         require_approval=request.approval_required,
+        approval_reason=request.approval_reason,
         acted_by=acting.acted_by,
     )
 
@@ -131,7 +134,7 @@ def failed_as(error: ColonyError) -> str:
     return "timed out, and was killed at its deadline" if isinstance(error, CallTimeoutError) else "failed"
 
 
-def _estimate(tool: CatalogTool, request: CallRequest) -> dict[str, float]:
+def estimate_for(tool: CatalogTool, request: CallRequest) -> dict[str, float]:
     """The tool's declared cost per call; a caller's estimate may raise a dimension, never lower it."""
     spec = tool.cls.spec
     declared = {

@@ -7,6 +7,7 @@ HTTP caller and a governed catalog call all reach the same kernel and store.
 from __future__ import annotations
 
 import threading
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -32,6 +33,15 @@ class KernelProvider:
 
                     self._kernel = ColonyKernel(self._settings) if self._settings else ColonyKernel.from_env()
         return self._kernel
+
+    @property
+    def home(self) -> Path:
+        """The Colony home of this process's kernel (its settings', else ``COLONY_HOME``)."""
+        from colony.kernel import KernelSettings
+
+        if self._kernel is not None:
+            return self._kernel.settings.home
+        return (self._settings or KernelSettings.from_env()).home
 
     def close(self) -> None:
         """Release the kernel's database connections, if it was ever created."""

@@ -1,10 +1,11 @@
 """Who is calling: a Principal, made by authentication and never by the caller's say-so.
 
-A principal is an agent id, the capability tokens it holds and whether it is an
-operator. Surfaces build one from a credential (a bearer token, a JWT, or the
-local process for the CLI, stdio MCP and in-process Python) before anything else
-runs; a tool never sees it as an argument. A call may name the agent it acts for:
-only an operator may name another agent than itself, and the record says so.
+A principal is an agent id, the capability tokens it holds, whether it is an
+operator and the groups its credential names (operators' policies read them).
+Surfaces build one from a credential (a bearer token, a JWT, or the local process
+for the CLI, stdio MCP and in-process Python) before anything else runs; a tool
+never sees it as an argument. A call may name the agent it acts for: only an
+operator may name another agent than itself, and the record says so.
 """
 
 from __future__ import annotations
@@ -47,11 +48,14 @@ class Principal:
     agent_id: str
     capabilities: frozenset[str] = field(default_factory=frozenset)
     operator: bool = False
+    groups: frozenset[str] = field(default_factory=frozenset)
 
     @classmethod
-    def of(cls, agent_id: str, capabilities: Iterable[str] = (), *, operator: bool = False) -> Principal:
+    def of(
+        cls, agent_id: str, capabilities: Iterable[str] = (), *, operator: bool = False, groups: Iterable[str] = ()
+    ) -> Principal:
         """A principal from plain values."""
-        return cls(agent_id=agent_id, capabilities=frozenset(capabilities), operator=operator)
+        return cls(agent_id=agent_id, capabilities=frozenset(capabilities), operator=operator, groups=frozenset(groups))
 
     def allows(self, capability: str) -> bool:
         """Whether this principal holds ``capability`` (``*`` holds all, ``tool:*`` every tool)."""

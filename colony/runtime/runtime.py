@@ -1,7 +1,7 @@
 """Runtime.call: the one pipeline every tool call goes through, whoever makes it.
 
     size caps -> resolve (catalog names only) -> permit (capability tokens)
-    -> identity (who the call acts for) -> validate -> secrets
+    -> identity (who the call acts for) -> policies (forbid, hold or on) -> validate -> secrets
     -> pure: execute | governed: the Governor (gate, execute, record)
 
 Every surface (HTTP, MCP over HTTP and stdio, the CLI, ``UnifiedToolClient``,
@@ -20,11 +20,13 @@ import anyio.to_thread
 
 from colony.callers import CURRENT_CALLER
 from colony.errors import FieldError, PayloadTooLargeError, ToolInputError
+from colony.policy import PolicySettings
 from colony.runtime.call import CallOutcome, CallRequest, CallStatus
 from colony.runtime.catalog import Catalog, CatalogTool
 from colony.runtime.executor import Executor, InProcessExecutor
 from colony.runtime.governor import GovernanceEvents, Governor, HoldStrategy, Proposer, Verifier
 from colony.runtime.kernels import KernelProvider
+from colony.runtime.policies import PolicyStep
 from colony.runtime.pool import ToolPool
 from colony.runtime.principal import Principal
 from colony.runtime.refusals import RefusalRecorder
@@ -52,6 +54,7 @@ class Runtime:
         timeout_seconds: float = 30.0,
         max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
         isolate_cpu_bound: bool = False,
+        policies: PolicySettings | None = None,
     ) -> None:
         self.catalog = catalog or Catalog()
         self.pool = pool or ToolPool()
@@ -63,6 +66,7 @@ class Runtime:
         self.governor = Governor(self.kernels, self.executor, on_hold=on_hold, events=events, propose=propose)
         self.max_argument_bytes = max_argument_bytes
         self.refusals = RefusalRecorder(self.kernels)
+        self.policies = PolicyStep(self.catalog, self.kernels, policies)  # COLONY_POLICIES when not given
         self.catalog.on_change(self._retire_removed)
 
     async def call(self, request: CallRequest, principal: Principal, *, verify: Verifier | None = None) -> CallOutcome:
@@ -88,6 +92,8 @@ class Runtime:
         action = tool.action(request.action)
         permit(principal, tool)
         acting = principal.acting_for(request.agent_id)
+        decision = await self.policies.decide(tool, action, arguments, principal, request)
+        request = self.policies.apply(decision, request, tool, action, acting)
         governed = tool.governed(action) or request.approval_required or request.approval_id is not None
         if governed:  # a pure call is validated by the action itself; a governed one before the gate sees it
             arguments = validate(tool, action, arguments)

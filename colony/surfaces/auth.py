@@ -68,10 +68,11 @@ class TokenGrant(BaseModel):
     agent: str = Field(min_length=1, max_length=256, description="The agent id the token authenticates as.")
     capabilities: list[str] = Field(default_factory=list, description="Capability tokens granted ('*' grants all).")
     operator: bool = Field(default=False, description="Whether the token's holder may act for other agents.")
+    groups: list[str] = Field(default_factory=list, description="Groups the holder is in (policies read them).")
 
     def principal(self) -> Principal:
         """The principal this grant describes."""
-        return Principal.of(self.agent, self.capabilities, operator=self.operator)
+        return Principal.of(self.agent, self.capabilities, operator=self.operator, groups=self.groups)
 
 
 class Authenticator(Protocol):
@@ -323,13 +324,17 @@ class JwtAuthenticator:
 
 
 def principal_from_claims(claims: Mapping[str, Any]) -> Principal:
-    """``sub`` is the agent; ``scope`` (space-separated) or ``scp`` (a list) grant capability tokens."""
+    """``sub`` is the agent; ``scope`` (space-separated) or ``scp`` (a list) grant capability tokens; ``groups``."""
     subject = claims.get("sub")
     if not isinstance(subject, str) or not subject.strip():
         raise AuthenticationError("the bearer JWT has no subject ('sub') naming the agent")
     raw = claims.get("scope", claims.get("scp", ""))
     scopes = raw.split() if isinstance(raw, str) else [str(item) for item in raw or []]
-    return Principal.of(subject, [s for s in scopes if s != OPERATOR_SCOPE], operator=OPERATOR_SCOPE in scopes)
+    raw_groups = claims.get("groups", [])
+    groups = raw_groups.split() if isinstance(raw_groups, str) else [str(item) for item in raw_groups or []]
+    return Principal.of(
+        subject, [s for s in scopes if s != OPERATOR_SCOPE], operator=OPERATOR_SCOPE in scopes, groups=groups
+    )
 
 
 def tokens_from_env() -> dict[str, TokenGrant]:

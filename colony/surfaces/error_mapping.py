@@ -54,6 +54,7 @@ HTTP_STATUS: dict[type[errors.ColonyError], int] = {
     errors.AgentSpecError: 400,
     errors.AgentModelError: 502,
     errors.SettingsError: 503,
+    errors.PolicyError: 503,
     errors.KernelError: 500,
     errors.KernelInputError: 400,
     errors.AttestationError: 403,
@@ -69,6 +70,7 @@ HTTP_STATUS: dict[type[errors.ColonyError], int] = {
     errors.PeerError: 502,
     errors.ActionNotExecutedError: 409,
     errors.IdentityError: 403,
+    errors.PolicyDeniedError: 403,
     errors.UngatedActionError: 500,
     errors.RateLimitedError: 429,
 }
@@ -105,6 +107,7 @@ MCP_ERROR_CODE: dict[type[errors.ColonyError], int] = {
     errors.AgentSpecError: INVALID_PARAMS,
     errors.AgentModelError: -32017,
     errors.SettingsError: -32016,
+    errors.PolicyError: -32018,
     errors.KernelError: -32010,
     errors.KernelInputError: INVALID_PARAMS,
     errors.AttestationError: -32011,
@@ -122,6 +125,7 @@ MCP_ERROR_CODE: dict[type[errors.ColonyError], int] = {
     errors.IdentityError: -32027,
     errors.UngatedActionError: -32028,
     errors.RateLimitedError: -32029,
+    errors.PolicyDeniedError: -32019,
 }
 
 
@@ -189,6 +193,12 @@ def rebuild_error(payload: Any, status: int) -> errors.ColonyError:
         fields.setdefault("action", None)
     if issubclass(cls, errors.CapabilityDeniedError):
         fields.setdefault("missing", [])
+    if issubclass(cls, errors.PolicyDeniedError):
+        fields.setdefault("policies", [])
+        fields.setdefault("reasons", [])
+    if issubclass(cls, errors.PolicyError):
+        fields.setdefault("file", "")
+        fields.setdefault("line", 0)
     if issubclass(cls, errors.ActionNotExecutedError):
         fields.setdefault("verdict", {})
     if issubclass(cls, errors.ActionRecordedError):

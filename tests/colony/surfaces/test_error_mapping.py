@@ -116,6 +116,10 @@ def sample(cls: type[errors.ColonyError]) -> errors.ColonyError:
         "consequence_id": "c-0191",
         "tool": "broken_tool",
         "reason": "'broken_tool' (tools.x.Y): cannot import 'tools.x'",
+        "policies": ["no-night-shell"],
+        "reasons": ["no shell at night"],
+        "file": "policies/ops.cedar",
+        "line": 3,
     }
     if cls is errors.HPCLimitError:
         return cls(["min_vcpus 64 exceeds max_vcpus 16"])

@@ -1,0 +1,189 @@
+"""The operator's policies as one step of ``Runtime.call``: before the gate, after the capability tokens.
+
+    forbid -> PolicyDeniedError (403): the determining policies and their @reason
+    hold   -> the call becomes governed and a person must approve it (the approval's reason
+              names the policies); the gate still judges it first
+    permit -> on to the gate, unchanged
+
+A governed call's proposal carries the decision and the policy ids into the audit log.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import time
+from collections.abc import Callable, Mapping
+from typing import Any
+
+import anyio.to_thread
+from pydantic import ValidationError
+
+from colony.capability import ActionDefinition
+from colony.policy import (
+    ActionFacts,
+    CedarCall,
+    Effect,
+    PolicyDecision,
+    PolicySettings,
+    PolicyStore,
+    ToolFacts,
+    Who,
+    call_context,
+)
+from colony.runtime.call import CallRequest
+from colony.runtime.catalog import Catalog, CatalogTool
+from colony.runtime.governed import estimate_for
+from colony.runtime.kernels import KernelProvider
+from colony.runtime.principal import Acting, Principal
+
+__all__ = ["PolicyStep", "tool_facts"]
+
+
+def tool_facts(tool: CatalogTool) -> ToolFacts:
+    """What policies may know of a catalog tool."""
+    spec = tool.cls.spec
+    return ToolFacts(
+        name=tool.name,
+        version=spec.version,
+        domain=spec.domain,
+        locality=spec.execution_locality.value,
+        policy_tags=tuple(spec.policy_tags),
+        primary=tool.primary_action,
+        actions={
+            name: ActionFacts(
+                definition.input_schema, tool.side_effecting(name), tool.governed(name), _normalizer(definition)
+            )
+            for name, definition in tool.cls.actions().items()
+        },
+    )
+
+
+def _normalizer(definition: ActionDefinition) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
+    """Arguments as the action receives them, defaults filled in, as JSON (ToolInputError naming each bad field)."""
+
+    def normalize(arguments: Mapping[str, Any]) -> dict[str, Any]:
+        try:
+            model = definition.input_model.model_validate(arguments)
+        except ValidationError:
+            definition.validate_input(arguments)  # raises the ToolInputError every surface shows
+            raise
+        return model.model_dump(mode="json", by_alias=True)
+
+    return normalize
+
+
+_DECLARED = CallRequest("")  # no caller estimate: the tool's declared cost
+
+
+class PolicyStep:
+    """Decides a call against the policies in force (``decide``) and applies the decision (``apply``)."""
+
+    def __init__(self, catalog: Catalog, kernels: KernelProvider, settings: PolicySettings | None = None) -> None:
+        settings = settings or PolicySettings()
+        self.catalog = catalog
+        self.kernels = kernels
+        self._facts: dict[str, ToolFacts] = {}
+        self._facts_generation = -1
+        self.store = PolicyStore(
+            settings.resolved(kernels.home),
+            lambda: self.catalog.generation,
+            self._catalog_facts,
+            check_seconds=settings.reload_seconds,
+        )
+
+    def _catalog_facts(self) -> list[ToolFacts]:
+        return [self.facts(tool) for tool in self.catalog.tools.values()]
+
+    def facts(self, tool: CatalogTool) -> ToolFacts:
+        """The tool's facts, read once per catalog generation."""
+        if self._facts_generation != self.catalog.generation:
+            self._facts, self._facts_generation = {}, self.catalog.generation
+        found = self._facts.get(tool.name)
+        if found is None:
+            found = self._facts[tool.name] = tool_facts(tool)
+        return found
+
+    async def decide(
+        self,
+        tool: CatalogTool,
+        action: str,
+        arguments: dict[str, Any],
+        principal: Principal,
+        request: CallRequest,
+        *,
+        now: float | None = None,
+    ) -> PolicyDecision:
+        """What the policies in force decide about this call (PolicyError when none could ever be loaded)."""
+        if self.store.due():  # reading and validating files stays off the event loop
+            await anyio.to_thread.run_sync(self.store.current)
+        index = self.store.current()
+        fixed = index.fixed(f"{tool.name}.{action}")
+        if fixed is not None:
+            return fixed
+        acting = principal.acting_for(request.agent_id)
+        who = await self._who(principal, acting, index.principal_reads)
+        # The context is a function of these: a repeated call is answered before it is built again.
+        try:
+            raw = json.dumps([arguments, request.target, request.budget_estimate], separators=(",", ":"))
+        except (TypeError, ValueError):  # not JSON (an in-process caller's objects): no shortcut
+            raw = None
+        minute = int(time.time() if now is None else now) // 60
+        key = (who, tool.name, action, acting.acted_by, minute, raw)
+        if raw is not None and (known := index.recall(key)) is not None:
+            return known
+        facts = self.facts(tool)
+        reads = index.reads(f"{tool.name}.{action}")
+        estimate, above = {}, False
+        if "estimate" in reads:
+            declared = estimate_for(tool, _DECLARED)
+            estimate = estimate_for(tool, request)
+            above = any(estimate[name] > declared[name] for name in declared)
+        context = call_context(
+            facts,
+            action,
+            arguments,
+            target=request.target,
+            acted_by=acting.acted_by,
+            estimate=estimate,
+            above_default=above,
+            now=now,
+            reads=reads,
+        )
+        decision = index.decide(CedarCall.build(who, tool.name, action, facts.resource(action), context))
+        if raw is not None:
+            index.remember(key, decision)
+        return decision
+
+    async def _who(self, principal: Principal, acting: Acting, reads: frozenset[str]) -> Who:
+        role, trust = "", 0.0
+        if reads & {"role", "trust"}:  # the kernel is asked only when a policy reads them
+            profile = await anyio.to_thread.run_sync(lambda: self.kernels.get().agent_profile(acting.agent_id))
+            role, trust = profile.role.value, profile.trust_score
+        return Who(
+            agent_id=acting.agent_id,
+            operator=principal.operator,
+            groups=principal.groups,
+            capabilities=principal.capabilities,
+            role=role,
+            trust=trust,
+        )
+
+    @staticmethod
+    def apply(
+        decision: PolicyDecision, request: CallRequest, tool: CatalogTool, action: str, acting: Acting
+    ) -> CallRequest:
+        """The request as the rest of the pipeline runs it; PolicyDeniedError for a forbidden call.
+
+        A governed call carries the decision to its proposal (and so to the audit log), whatever
+        the caller put in ``policy`` and ``approval_reason``; a pure call leaves no record to carry it.
+        """
+        if decision.effect is Effect.FORBID:
+            raise decision.refusal(f"{tool.name}.{action}", acting.describe())
+        if decision.effect is Effect.HOLD:
+            return dataclasses.replace(
+                request, approval_required=True, approval_reason=decision.hold_reason(), policy=decision.record()
+            )
+        if tool.governed(action) or request.approval_required or request.approval_id is not None:
+            return dataclasses.replace(request, approval_reason=None, policy=decision.record())
+        return request
