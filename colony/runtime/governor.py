@@ -44,6 +44,7 @@ from colony.runtime.held import approval_view, check_resubmission
 from colony.runtime.kernels import KernelProvider
 from colony.runtime.one_hop import Handoff, Phase, run_in_one_hop
 from colony.runtime.principal import Acting
+from colony.telemetry import APPROVAL, EXECUTE, GATE, RECORD, stage
 
 __all__ = ["GovernanceEvents", "Governor", "HeldCall", "HoldDecision", "HoldStrategy", "Proposer", "Verifier"]
 
@@ -132,10 +133,13 @@ class Governor:
         if blocking is not None:  # the gate, the action and the record in one worker thread
             hop = await self._one_hop(tool, blocking, proposal, arguments, outcome)
             verdict = hop.values["verdict"]
-        elif self.propose is not None:
-            verdict = await self.propose(proposal)
         else:
-            verdict = await anyio.to_thread.run_sync(self.kernels.get().propose_action, proposal)
+            with stage(GATE) as gate:
+                if self.propose is not None:
+                    verdict = await self.propose(proposal)
+                else:
+                    verdict = await anyio.to_thread.run_sync(self.kernels.get().propose_action, proposal)
+                gate.verdict(verdict)
         shown = {**verdict.seed_dict(), "proposal_id": verdict.proposal_id}
         if verdict.approval_id is not None:
             shown["approval_id"] = verdict.approval_id
@@ -149,16 +153,19 @@ class Governor:
         reviewer = None
         if verdict.decision is Decision.HOLD:
             assert verdict.approval_id is not None
-            approval = await self._kernel(lambda kernel: kernel.get_approval(verdict.approval_id))
-            outcome.approval = approval_view(approval)
-            if self.on_hold is None:
-                return outcome.finish(CallStatus.HELD)
-            decision = await self.on_hold(HeldCall(tool.name, action, acting, arguments, shown))
-            approval = await self._settle(approval.approval_id, decision)
-            outcome.approval = approval_view(approval)
-            if approval.state is not ApprovalState.APPROVED:
-                return await self._not_approved(outcome, approval)
-            token, reviewer = await self._claim(approval, tool.name, action, arguments, acting)
+            with stage(APPROVAL) as waiting:
+                approval = await self._kernel(lambda kernel: kernel.get_approval(verdict.approval_id))
+                waiting.approval(approval)
+                outcome.approval = approval_view(approval)
+                if self.on_hold is None:
+                    return outcome.finish(CallStatus.HELD)
+                decision = await self.on_hold(HeldCall(tool.name, action, acting, arguments, shown))
+                approval = await self._settle(approval.approval_id, decision)
+                waiting.approval(approval)
+                outcome.approval = approval_view(approval)
+                if approval.state is not ApprovalState.APPROVED:
+                    return await self._not_approved(outcome, approval)
+                token, reviewer = await self._claim(approval, tool.name, action, arguments, acting)
             outcome.verdict = approved_verdict(shown, reviewer)
         assert verdict.proposal_id is not None
         authorization = Authorization._issue(
@@ -185,7 +192,9 @@ class Governor:
 
         assert request.approval_id is not None
         approval_id = request.approval_id
-        approval = await self._kernel(lambda kernel: kernel.get_approval(approval_id))
+        with stage(APPROVAL) as lookup:
+            approval = await self._kernel(lambda kernel: kernel.get_approval(approval_id))
+            lookup.approval(approval)
         check_resubmission(approval, tool.name, action, arguments_digest(arguments), acting)
         shown = {
             "decision": "hold",
@@ -240,7 +249,9 @@ class Governor:
 
         def work(handoff: Handoff) -> None:
             values = handoff.values
-            verdict = values["verdict"] = kernel.propose_action(proposal)
+            with stage(GATE) as gate:
+                verdict = values["verdict"] = kernel.propose_action(proposal)
+                gate.verdict(verdict)
             if verdict.decision is not Decision.EXECUTE:
                 return
             authorization = values["authorization"] = Authorization._issue(
@@ -259,7 +270,8 @@ class Governor:
                 if not handoff.move(Phase.RUNNING, expires_at=time.monotonic() + left + kill_grace(left)):
                     return
                 try:
-                    values["result"] = blocking(arguments, authorization)
+                    with stage(EXECUTE):
+                        values["result"] = blocking(arguments, authorization)
                     what, passed = ran_as(values["result"], limit), True
                 except ColonyError as error:
                     values["error"] = error
@@ -268,12 +280,13 @@ class Governor:
                 return  # past its deadline: the loop answered timed out and records that
             report = outcome_report(outcome, what, passed, max(0.0, self.clock() - started))
             before = kernel.agent_profile(report.agent_id).role if self.events is not None else None
-            values["record"] = (
-                kernel.record_outcome(
-                    report, authorization=authorization.token, reported_by=Reporter.RUNTIME, measured=True
-                ),
-                before,
-            )
+            with stage(RECORD):
+                values["record"] = (
+                    kernel.record_outcome(
+                        report, authorization=authorization.token, reported_by=Reporter.RUNTIME, measured=True
+                    ),
+                    before,
+                )
 
         return await run_in_one_hop(work, wanted + kill_grace(wanted))
 
@@ -365,7 +378,7 @@ class Governor:
         limit = await self._kernel(lambda kernel: _granted(kernel, proposal_id, wanted))
         started = self.clock()
         try:
-            with deadline_scope(limit):
+            with deadline_scope(limit), stage(EXECUTE):
                 result = (await self.executor.run(tool, action, arguments, authorization)).result
         except ColonyError as error:
             await self._record(outcome, authorization, f"{failed_as(error)}: {error}", False, started)
@@ -413,9 +426,10 @@ class Governor:
         before = None
         if self.events is not None:
             before = (await anyio.to_thread.run_sync(kernel.agent_profile, report.agent_id)).role
-        record = await anyio.to_thread.run_sync(  # Colony ran it and measured it: its own report
-            lambda: kernel.record_outcome(report, authorization=token, reported_by=Reporter.RUNTIME, measured=True)
-        )
+        with stage(RECORD):
+            record = await anyio.to_thread.run_sync(  # Colony ran it and measured it: its own report
+                lambda: kernel.record_outcome(report, authorization=token, reported_by=Reporter.RUNTIME, measured=True)
+            )
         self._recorded(outcome, record, before)
 
     def _recorded(self, outcome: OutcomeDraft, record: Any, before: Any) -> None:
