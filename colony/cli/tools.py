@@ -16,6 +16,7 @@ from colony.catalog import ToolEntry, check_entry, get_entry, load_registry, res
 from colony.cli.output import cli_console
 from colony.docs import render_tools_reference
 from colony.errors import ColonyError
+from colony.telemetry.surfaces import surface_span
 
 tools_app = typer.Typer(no_args_is_help=True, help="The tool catalog.")
 console = cli_console()
@@ -163,7 +164,8 @@ def call_tool(
     async def run() -> Any:
         runtime = Runtime(kernels=KernelProvider(settings=settings.kernel))
         try:
-            return await runtime.call(request, LOCAL_OPERATOR)
+            with surface_span(f"colony tools call {request.tool}", "cli"):
+                return await runtime.call(request, LOCAL_OPERATOR)
         finally:
             await runtime.aclose()
 

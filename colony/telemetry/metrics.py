@@ -49,14 +49,30 @@ def count_call(
         ended = outcome.status.value
     else:
         verdict, ended = "none", type(error).__name__ if error is not None else "unknown"
-    CALLS.labels(tool, action or UNRESOLVED, verdict, ended).inc()
-    CALL_SECONDS.labels(tool).observe(seconds)
-    GOVERNANCE_SECONDS.labels(tool).observe(max(0.0, seconds - executed))
+    key = (tool, action or UNRESOLVED, verdict, ended)
+    children = _CALL_CHILDREN.get(key)
+    if children is None:  # a labelled child is looked up once per label set, not per call
+        children = _CALL_CHILDREN[key] = (
+            CALLS.labels(*key),
+            CALL_SECONDS.labels(tool),
+            GOVERNANCE_SECONDS.labels(tool),
+        )
+    calls, latency, governance = children
+    calls.inc()
+    latency.observe(seconds)
+    governance.observe(max(0.0, seconds - executed))
 
 
 def count_response(status: int) -> None:
     """Count one HTTP answer."""
-    RESPONSES.labels(str(status)).inc()
+    child = _RESPONSE_CHILDREN.get(status)
+    if child is None:
+        child = _RESPONSE_CHILDREN[status] = RESPONSES.labels(str(status))
+    child.inc()
+
+
+_CALL_CHILDREN: dict[tuple[str, str, str, str], tuple[Any, Any, Any]] = {}
+_RESPONSE_CHILDREN: dict[int, Any] = {}
 
 
 def registry() -> CollectorRegistry:

@@ -18,7 +18,7 @@ from colony.telemetry.config import TelemetrySettings
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
 
-__all__ = ["configure", "settings", "shutdown", "tracer"]
+__all__ = ["configure", "provider", "settings", "shutdown", "tracer"]
 
 _state: dict[str, Any] = {"tracer": None, "provider": None, "settings": TelemetrySettings()}
 
@@ -51,6 +51,11 @@ def shutdown() -> None:
         provider.shutdown()
 
 
+def provider() -> Any:
+    """The SDK's TracerProvider Colony exports with, or None when tracing is off (for pydantic-ai's instrumentation)."""
+    return _state["provider"]
+
+
 def _start(environ: Mapping[str, str] | None) -> tuple[Any, Tracer]:
     from opentelemetry import trace
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
@@ -58,11 +63,13 @@ def _start(environ: Mapping[str, str] | None) -> tuple[Any, Tracer]:
     from opentelemetry.sdk.trace import TracerProvider
     from opentelemetry.sdk.trace.export import BatchSpanProcessor
 
-    if environ is not None:  # the SDK's own parts read os.environ
-        os.environ.update({name: value for name, value in environ.items() if name.startswith("OTEL_")})
-    resource = Resource.create({"service.name": os.environ.get("OTEL_SERVICE_NAME", "colony")})
-    provider = TracerProvider(resource=resource)
-    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter()))
+    env = os.environ if environ is None else environ
+    endpoint = env.get("OTEL_EXPORTER_OTLP_TRACES_ENDPOINT")
+    if not endpoint:  # the base endpoint names the collector; traces go to its /v1/traces
+        endpoint = env["OTEL_EXPORTER_OTLP_ENDPOINT"].rstrip("/") + "/v1/traces"
+    resource = Resource.create({"service.name": env.get("OTEL_SERVICE_NAME", "colony")})
+    provider = TracerProvider(resource=resource)  # the sampler: OTEL_TRACES_SAMPLER, as the SDK reads it
+    provider.add_span_processor(BatchSpanProcessor(OTLPSpanExporter(endpoint=endpoint)))
     if type(trace.get_tracer_provider()).__name__ == "ProxyTracerProvider":  # the first one set is the global one
         trace.set_tracer_provider(provider)
     return provider, provider.get_tracer("colony")

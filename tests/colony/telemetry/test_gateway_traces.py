@@ -11,6 +11,7 @@ import pytest
 
 from colony.kernel import ColonyKernel, KernelSettings
 from tests.colony.surfaces.sample_tools import sample_repo
+from tests.colony.surfaces.seed001 import mcp_over_http
 from tests.services.gateway import StartGateway
 from tests.services.otlp import FakeOtlpReceiver, ReceivedSpan
 
@@ -170,3 +171,24 @@ def test_no_argument_value_reaches_a_span_by_default(gateway: Gateway) -> None:
     for span in everything:
         assert SECRET not in json.dumps([span.name, span.attributes, span.resource], default=str)
     assert spans
+
+
+async def test_an_mcp_call_continues_the_trace_its_meta_names(gateway: Gateway) -> None:
+    caller_trace, caller_span = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
+    async with mcp_over_http(gateway.url, authorization="Bearer trusted-token") as client:
+        result = await client.call_tool(
+            "append_note",
+            {"note": "over mcp", **CASE},
+            meta={"traceparent": f"00-{caller_trace}-{caller_span}-01"},  # type: ignore[arg-type]
+        )
+    assert not result.is_error, result
+    spans = gateway.receiver.wait_for(
+        lambda spans: any(s.trace_id == caller_trace and s.name.startswith("execute_tool") for s in spans)
+    )
+    mine = {s.name: s for s in spans if s.trace_id == caller_trace}
+    method = mine["tools/call append_note"]
+    assert method.parent_id == caller_span and method.attributes["colony.surface"] == "mcp"
+    call = mine["execute_tool append_note"]
+    assert call.parent_id == method.span_id
+    assert (call.attributes["colony.verdict"], call.attributes["colony.outcome"]) == ("execute", "executed")
+    assert {"colony.gate", "colony.execute", "colony.record"} <= set(mine)
