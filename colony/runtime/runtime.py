@@ -91,10 +91,9 @@ class Runtime:
             arguments = check_arguments(request.arguments, self.max_argument_bytes)
             tool = self.catalog.resolve(request.tool)
             action = tool.action(request.action)
-            resolved(tool.name, action, principal.agent_id, None)
+            resolved(tool.name, action)
             permit(principal, tool)
             acting = principal.acting_for(request.agent_id)
-            resolved(tool.name, action, acting.agent_id, acting.acted_by)
             governed = tool.governed(action) or request.approval_required or request.approval_id is not None
             if governed:  # a pure call is validated by the action itself; a governed one before the gate sees it
                 arguments = validate(tool, action, arguments)
@@ -102,7 +101,7 @@ class Runtime:
                 resolve_secret(requirement)
         if governed:
             return await self.governor.govern(tool, action, arguments, request, acting, verify)
-        with stage(EXECUTE):
+        with stage(EXECUTE, timed=False):
             execution = await self.executor.run(tool, action, arguments, None)
         return CallOutcome(
             status=CallStatus.EXECUTED,

@@ -31,6 +31,16 @@ class HttpTelemetry:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
+        active = tracer()
+        if active is None:  # counting only
+
+            async def counted(message: Message) -> None:
+                if message["type"] == "http.response.start":
+                    metrics.count_response(message["status"])
+                await send(message)
+
+            await self.app(scope, receive, counted)
+            return
         answered: list[int] = []
         counting = settings().metrics
 
@@ -41,10 +51,6 @@ class HttpTelemetry:
                     metrics.count_response(message["status"])
             await send(message)
 
-        active = tracer()
-        if active is None:
-            await self.app(scope, receive, observed)
-            return
         await self._traced(active, scope, receive, observed, answered)
 
     async def _traced(self, active: Any, scope: Scope, receive: Receive, send: Send, answered: list[int]) -> None:

@@ -42,10 +42,10 @@ _MAX_HOLDS = 4096
 class Stage:
     """One step of a call: a span when tracing is on; ``note`` adds what the step learned to it."""
 
-    __slots__ = ("_manager", "_started", "name", "span")
+    __slots__ = ("_manager", "_started", "name", "span", "timed")
 
-    def __init__(self, name: str) -> None:
-        self.name = name
+    def __init__(self, name: str, timed: bool = False) -> None:
+        self.name, self.timed = name, timed
         self.span: Any = None
         self._manager: Any = None
         self._started = 0.0
@@ -59,10 +59,11 @@ class Stage:
         return self
 
     def __exit__(self, kind: Any, error: Any, traceback: Any) -> None:
-        if self.name == EXECUTE:
+        if self.timed:
             observation = _CURRENT.get()
             if observation is not None:
-                observation.executed_seconds += time.perf_counter() - self._started
+                taken = time.perf_counter() - self._started
+                observation.executed_seconds = (observation.executed_seconds or 0.0) + taken
         if self._manager is not None:
             self._manager.__exit__(kind, error, traceback)
 
@@ -112,11 +113,15 @@ class _Untraced(Stage):
 _UNTRACED = _Untraced("untraced")
 
 
-def stage(name: str) -> Stage:
-    """The context manager of one step of the current call (see the module docstring)."""
-    if tracer() is None and (name != EXECUTE or _CURRENT.get() is None):
+def stage(name: str, *, timed: bool = True) -> Stage:
+    """The context manager of one step of the current call (see the module docstring).
+
+    A governed call's execution is timed for the governance-cost histogram (``timed=False``: a pure call's is not).
+    """
+    timed = timed and name == EXECUTE and _CURRENT.get() is not None
+    if tracer() is None and not timed:
         return _UNTRACED
-    return Stage(name)
+    return Stage(name, timed)
 
 
 class CallObservation:
@@ -139,7 +144,7 @@ class CallObservation:
         self.action: str | None = None  # the tool and action count once resolved: a caller's names are unbounded
         self.span: Any = None
         self._outcome: Any = None
-        self.executed_seconds = 0.0
+        self.executed_seconds: float | None = None  # a governed call's execution, once timed
         self._manager: Any = None
         self._started = 0.0
         self._token: Any = None
@@ -156,17 +161,18 @@ class CallObservation:
         self._started = time.perf_counter()
         return self
 
-    def resolved(self, tool: str, action: str, agent_id: str, acted_by: str | None) -> None:
-        """The catalog tool and action the call resolved to, and who it acts for."""
+    def resolved(self, tool: str, action: str) -> None:
+        """The catalog tool and action the call resolved to."""
         self.tool, self.action = tool, action
         if self.span is not None:
-            self.span.set_attributes(attrs.of_acting(action, agent_id, acted_by))
+            self.span.set_attribute(attrs.ACTION, action)
 
     def finish(self, outcome: Any) -> None:
         """Set what the call ended as on its span (the metrics are counted on exit)."""
         self._outcome = outcome
         if self.span is not None:
             self.span.set_attributes(attrs.of_outcome(outcome))
+            self.span.set_attributes(attrs.of_acting(outcome.action, outcome.acting.agent_id, outcome.acting.acted_by))
             if settings().capture_bytes and outcome.result is not None:
                 self.span.set_attribute(attrs.RESULT, redacted(outcome.result, settings().capture_bytes))
 
@@ -182,13 +188,31 @@ class CallObservation:
             self._manager.__exit__(kind, error, traceback)
 
 
+class _Unobserved(CallObservation):
+    """The observation when neither tracing nor metrics are on: nothing is kept."""
+
+    def __enter__(self) -> CallObservation:
+        return self
+
+    def __exit__(self, kind: Any, error: Any, traceback: Any) -> None:
+        return None
+
+    def finish(self, outcome: Any) -> None:
+        return None
+
+
+_UNOBSERVED = _Unobserved("", None, None)
+
+
 def observe_call(tool: str, action: str | None, arguments: Any) -> CallObservation:
     """The observation of one call (a context manager); ``tool`` and ``action`` as the caller named them."""
+    if tracer() is None and not settings().metrics:
+        return _UNOBSERVED
     return CallObservation(tool, action, arguments)
 
 
-def resolved(tool: str, action: str, agent_id: str, acted_by: str | None) -> None:
+def resolved(tool: str, action: str) -> None:
     """Tell the current call's observation what the call resolved to (see ``CallObservation.resolved``)."""
     observation = _CURRENT.get()
     if observation is not None:
-        observation.resolved(tool, action, agent_id, acted_by)
+        observation.resolved(tool, action)

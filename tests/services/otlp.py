@@ -123,3 +123,25 @@ def otlp_receiver() -> Iterator[FakeOtlpReceiver]:
     yield receiver
     server.shutdown()
     server.server_close()
+
+
+@pytest.fixture
+def traced_here(otlp_receiver: FakeOtlpReceiver) -> Iterator[FakeOtlpReceiver]:
+    """Tracing on in this process for the test, exporting to the fake receiver (off again after it)."""
+    from colony.telemetry import configure
+
+    otlp_receiver.clear()
+    configure({"OTEL_EXPORTER_OTLP_ENDPOINT": otlp_receiver.endpoint, "OTEL_SERVICE_NAME": "colony-in-process"})
+    try:
+        yield otlp_receiver
+    finally:
+        configure({})
+
+
+def flush() -> None:
+    """Export what this process's tracer has batched, now."""
+    from colony.telemetry.tracing import provider
+
+    exporting = provider()
+    if exporting is not None:
+        exporting.force_flush()
