@@ -15,14 +15,13 @@ from __future__ import annotations
 
 import os
 import statistics
+import subprocess
+import sys
 import tempfile
-import threading
 import time
 from collections.abc import Iterator
 from contextlib import contextmanager
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
-from typing import Any
 
 import httpx
 
@@ -34,28 +33,40 @@ ROUNDS = 3
 SCRAPES = 200
 
 
+_RECEIVER = """
+import sys
+
+class Handler(BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("content-length", "0")))
+        self.send_response(200)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        return
+
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"""
+
+
 @contextmanager
 def receiver() -> Iterator[str]:
-    """A local OTLP/HTTP endpoint that accepts and drops every export: its URL."""
-
-    class Handler(BaseHTTPRequestHandler):
-        def do_POST(self) -> None:
-            self.rfile.read(int(self.headers.get("content-length", "0")))
-            self.send_response(200)
-            self.send_header("content-length", "0")
-            self.end_headers()
-
-        def log_message(self, *args: Any) -> None:
-            return
-
-    server = ThreadingHTTPServer(("127.0.0.1", free_port()), Handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    """A local OTLP/HTTP endpoint that accepts and drops every export, in its own process (not the load's): its URL."""
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-c", _RECEIVER, str(port)])
     try:
-        yield f"http://127.0.0.1:{server.server_address[1]}"
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                httpx.post(f"http://127.0.0.1:{port}/v1/traces", content=b"", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
     finally:
-        server.shutdown()
-        server.server_close()
+        process.terminate()
+        process.wait(timeout=10)
 
 
 def throughput(source: Path | None, env: dict[str, str]) -> float:
