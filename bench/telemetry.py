@@ -35,6 +35,7 @@ SCRAPES = 200
 
 _RECEIVER = """
 import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 class Handler(BaseHTTPRequestHandler):
     def do_POST(self):
