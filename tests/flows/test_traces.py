@@ -1,4 +1,4 @@
-"""A flow run's trace: its span carries the run's id, the run is labelled with the trace's id, the call nests under it."""
+"""A flow run's trace: the span carries the run's id, the run is labelled with the trace id, the call nests under it."""
 
 from __future__ import annotations
 
