@@ -20,6 +20,7 @@ MODULES = [
     "plan_scan",
     "earned_trust",
     "policy",
+    "telemetry",
 ]
 
 

@@ -32,6 +32,7 @@ from flows._catalog import ToolCall
 from flows._heartbeat import beating
 from flows._report import as_json, finish, leave_expired_pause, publish
 from flows._runtime import PREFECT_OPERATOR, flow_runtime
+from flows._tracing import traced
 from flows.results import GatedActionSummary, Outcome
 from tasks.kernel import kernel_for
 
@@ -100,6 +101,7 @@ def ending(summary: GatedActionSummary) -> tuple[str, bool]:
 
 @flow(name="gated-action")
 @beating
+@traced
 def gated_action(request: GatedActionRequest) -> State[GatedActionSummary]:
     """Run one tool action through the Colony gate, recording what happened; the summary is the run's result."""
     settings = load_settings()

@@ -20,6 +20,7 @@ from flows._catalog import ToolCall
 from flows._heartbeat import beating
 from flows._report import as_json, finish, publish
 from flows._runtime import PREFECT_OPERATOR, flow_runtime
+from flows._tracing import traced
 from flows.results import ToolCallResult
 
 __all__ = ["RESULT_ARTIFACT", "ToolCall", "ToolCallResult", "tool_call"]
@@ -29,6 +30,7 @@ RESULT_ARTIFACT = "tool-call-result"
 
 @flow(name="tool-call", log_prints=False)
 @beating
+@traced
 def tool_call(
     call: ToolCall,
     agent_id: str | None = None,

@@ -30,6 +30,7 @@ from colony.agents.spec import AgentSpec, Approval
 from colony.capability import ActionDescription, AgentCapability, ToolCapability, action_menu
 from colony.errors import AgentSpecError, ColonyError, ToolUnavailableError, UnknownToolError
 from colony.runtime import GOVERNANCE_PROPERTIES, CallOutcome, CallRequest, Principal, Runtime
+from colony.telemetry.surfaces import surface_span
 
 __all__ = ["Agent", "Layer", "assemble"]
 
@@ -187,7 +188,8 @@ class Agent:
             approval_required=self._approval_required(entry),
             approval_id=approval_id,
         )
-        return await self.runtime.call(request, self.principal)
+        with surface_span(f"agent {self.name} calls {menu_name}", "agent", values={"colony.agent": self.name}):
+            return await self.runtime.call(request, self.principal)
 
     def _approval_required(self, entry: ActionDescription) -> bool:
         """Whether the operator's spec demands a person's approval for this action (not merely the default)."""

@@ -27,6 +27,7 @@ from colony.agents.toolset import colony_toolset
 from colony.errors import AgentModelError, AgentSpecError, ApprovalError
 from colony.secrets import resolve_secret
 from colony.spec import SecretRequirement
+from colony.telemetry.agents import instrumentation
 
 __all__ = ["AgentOutput", "decisions", "model_agent", "model_failure", "resolve_model", "run"]
 
@@ -93,7 +94,7 @@ def model_agent(
         instructions=agent.spec.instructions or None,
         output_type=[str, DeferredToolRequests],
         toolsets=[colony_toolset(agent)],
-        capabilities=list(capabilities),
+        capabilities=[*capabilities, *instrumentation()],
     )
 
 

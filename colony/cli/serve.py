@@ -93,6 +93,7 @@ def gateway(
         uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", **server_options(settings))
         return
     settings_for_workers(loaded)  # each worker builds its app from these, not from a second load
+    shared_metrics()
     uvicorn.run(
         "colony.cli.serve:gateway_worker_app",
         factory=True,
@@ -102,6 +103,23 @@ def gateway(
         log_level="warning",
         **server_options(settings, workers=True),
     )
+
+
+def shared_metrics() -> None:
+    """Give the workers one directory for their Prometheus values, so any worker's /metrics counts them all.
+
+    ``PROMETHEUS_MULTIPROC_DIR`` as set is used as it is; otherwise a fresh directory, removed at exit.
+    Set before the workers start: ``prometheus_client`` picks where values live as it is imported.
+    """
+    if os.environ.get("PROMETHEUS_MULTIPROC_DIR"):
+        return
+    import atexit
+    import shutil
+    import tempfile
+
+    directory = tempfile.mkdtemp(prefix="colony-metrics-")
+    os.environ["PROMETHEUS_MULTIPROC_DIR"] = directory
+    atexit.register(shutil.rmtree, directory, ignore_errors=True)
 
 
 def gateway_worker_app() -> FastAPI:

@@ -16,6 +16,7 @@ from colony.catalog import ToolEntry, check_entry, get_entry, load_registry, res
 from colony.cli.output import cli_console
 from colony.docs import render_tools_reference
 from colony.errors import ColonyError, PolicyDeniedError
+from colony.telemetry.surfaces import surface_span
 
 if TYPE_CHECKING:
     from colony.runtime import CallOutcome
@@ -168,7 +169,8 @@ def call_tool(
     async def run() -> Any:
         runtime = Runtime(kernels=KernelProvider(settings=settings.kernel), policies=settings.policy)
         try:
-            return await runtime.call(request, LOCAL_OPERATOR)
+            with surface_span(f"colony tools call {request.tool}", "cli"):
+                return await runtime.call(request, LOCAL_OPERATOR)
         finally:
             await runtime.aclose()
 

@@ -49,6 +49,7 @@ from colony.runtime.hop import Handoff, Phase, run_in_one_hop
 from colony.runtime.kernel_port import KernelPort, KernelSource
 from colony.runtime.principal import Acting
 from colony.runtime.views import RecordView, VerdictView
+from colony.telemetry import APPROVAL, EXECUTE, GATE, RECORD, stage
 
 if TYPE_CHECKING:
     from colony.kernel import Approval, GateVerdict, OutcomeRecord, ProposeActionRequest, Role
@@ -150,7 +151,11 @@ class Governor:
             )
         proposal = proposal_for(tool, action, arguments, request, acting)
         outcome = OutcomeDraft(tool.name, action, acting, None, version=tool.cls.spec.version)
-        course = Course(verdict=None if self.propose is None else await self.propose(proposal))
+        course = Course()
+        if self.propose is not None:  # a strategy asks the gate (Prefect's task); else the hop below does
+            with stage(GATE) as gate:
+                course.verdict = await self.propose(proposal)
+                gate.verdict(course.verdict)
         if course.verdict is None or course.verdict.decision is Decision.EXECUTE:
             await self._carry(tool, arguments, outcome, course, verify, proposal)
         verdict = course.verdict
@@ -162,15 +167,18 @@ class Governor:
         if verdict.decision is Decision.HOLD:
             approval_id = verdict.approval_id
             assert approval_id is not None
-            approval = await self._kernel(lambda kernel: kernel.get_approval(approval_id))
-            outcome.approval = approval_view(approval)
-            if self.on_hold is None:
-                return outcome.finish(CallStatus.HELD)
-            decision = await self.on_hold(HeldCall(tool.name, action, acting, arguments, shown))
-            approval = await self._settle(approval.approval_id, decision)
-            outcome.approval = approval_view(approval)
-            if approval.state is not ApprovalState.APPROVED:
-                return await self._not_approved(outcome, approval)
+            with stage(APPROVAL) as waiting:
+                approval = await self._kernel(lambda kernel: kernel.get_approval(approval_id))
+                waiting.approval(approval)
+                outcome.approval = approval_view(approval)
+                if self.on_hold is None:
+                    return outcome.finish(CallStatus.HELD)
+                decision = await self.on_hold(HeldCall(tool.name, action, acting, arguments, shown))
+                approval = await self._settle(approval.approval_id, decision)
+                waiting.approval(approval)
+                outcome.approval = approval_view(approval)
+                if approval.state is not ApprovalState.APPROVED:
+                    return await self._not_approved(outcome, approval)
             course = await self._approved(tool, arguments, outcome, approval, verify)
         return await self._finish(tool, arguments, outcome, course, verify)
 
@@ -188,7 +196,9 @@ class Governor:
 
         assert request.approval_id is not None
         approval_id = request.approval_id
-        approval = await self._kernel(lambda kernel: kernel.get_approval(approval_id))
+        with stage(APPROVAL) as lookup:
+            approval = await self._kernel(lambda kernel: kernel.get_approval(approval_id))
+            lookup.approval(approval)
         check_resubmission(approval, tool.name, action, arguments_digest(arguments), acting)
         shown = VerdictView.held(approval)
         outcome = OutcomeDraft(tool.name, action, acting, shown, version=tool.cls.spec.version)
@@ -252,7 +262,9 @@ class Governor:
                 if course.verdict is None:
                     assert proposal is not None
                     asked = proposal.model_copy(update={"runs_within_seconds": min(wanted, MAX_RUNS_WITHIN)})
-                    course.verdict = kernel.propose_action(asked)
+                    with stage(GATE) as gate:
+                        course.verdict = kernel.propose_action(asked)
+                        gate.verdict(course.verdict)
                 verdict = course.verdict
                 if verdict.decision is not Decision.EXECUTE:
                     return
@@ -284,7 +296,8 @@ class Governor:
             if not handoff.move(Phase.RUNNING, expires_at=time.monotonic() + left + kill_grace(left)):
                 return
             try:
-                course.result = blocking(arguments, course.authorization)
+                with stage(EXECUTE):
+                    course.result = blocking(arguments, course.authorization)
                 what, passed = ran_as(course.result, course.limit), True
             except ColonyError as error:
                 course.error = error
@@ -314,7 +327,7 @@ class Governor:
             return outcome.finish(CallStatus.FAILED, error=error)
         course.started = self.clock()
         try:
-            with deadline_scope(course.limit):
+            with deadline_scope(course.limit), stage(EXECUTE):
                 result = (await self.executor.run(tool, action, arguments, authorization)).result
         except ColonyError as error:
             await self._record(outcome, course, f"{failed_as(error)}: {error}", False)
@@ -413,7 +426,8 @@ class Governor:
         report = outcome_report(outcome, what, passed, max(0.0, self.clock() - course.started))
         before = kernel.agent_profile(report.agent_id).role if self.events is not None else None
         token = course.authorization.token
-        record = kernel.record_outcome(report, authorization=token, reported_by=Reporter.RUNTIME, measured=True)
+        with stage(RECORD):
+            record = kernel.record_outcome(report, authorization=token, reported_by=Reporter.RUNTIME, measured=True)
         return record, before
 
     def _recorded(self, outcome: OutcomeDraft, record: OutcomeRecord, before: Role | None) -> None:

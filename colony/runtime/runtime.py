@@ -32,6 +32,7 @@ from colony.runtime.principal import Principal
 from colony.runtime.refusals import RefusalRecorder
 from colony.runtime.workers import WorkerProcesses
 from colony.secrets import resolve_secret
+from colony.telemetry import AUTHORIZE, EXECUTE, observe_call, resolved, stage
 
 __all__ = ["Runtime", "check_arguments", "permit", "validate"]
 
@@ -81,27 +82,33 @@ class Runtime:
         what = request.tool if request.action is None else f"{request.tool}.{request.action}"
         caller = CURRENT_CALLER.set(principal.agent_id)  # shared resources give each principal its share
         try:
-            async with self.refusals.forbidden(principal.agent_id, request.agent_id, f"call {what}"):
-                return await self._call(request, principal, verify)
+            with observe_call(request.tool, request.action, request.arguments) as observed:
+                async with self.refusals.forbidden(principal.agent_id, request.agent_id, f"call {what}"):
+                    outcome = await self._call(request, principal, verify)
+                observed.finish(outcome)
+                return outcome
         finally:
             CURRENT_CALLER.reset(caller)
 
     async def _call(self, request: CallRequest, principal: Principal, verify: Verifier | None) -> CallOutcome:
-        arguments = check_arguments(request.arguments, self.max_argument_bytes)
-        tool = self.catalog.resolve(request.tool)
-        action = tool.action(request.action)
-        permit(principal, tool)
-        acting = principal.acting_for(request.agent_id)
-        decision = await self.policies.decide(tool, action, arguments, principal, request)
-        request = self.policies.apply(decision, request, tool, action, acting)
-        governed = tool.governed(action) or request.approval_required or request.approval_id is not None
-        if governed:  # a pure call is validated by the action itself; a governed one before the gate sees it
-            arguments = validate(tool, action, arguments)
-        for requirement in tool.cls.spec.secrets:
-            resolve_secret(requirement)
+        with stage(AUTHORIZE):
+            arguments = check_arguments(request.arguments, self.max_argument_bytes)
+            tool = self.catalog.resolve(request.tool)
+            action = tool.action(request.action)
+            resolved(tool.name, action)
+            permit(principal, tool)
+            acting = principal.acting_for(request.agent_id)
+            decision = await self.policies.decide(tool, action, arguments, principal, request)
+            request = self.policies.apply(decision, request, tool, action, acting)
+            governed = tool.governed(action) or request.approval_required or request.approval_id is not None
+            if governed:  # a pure call is validated by the action itself; a governed one before the gate sees it
+                arguments = validate(tool, action, arguments)
+            for requirement in tool.cls.spec.secrets:
+                resolve_secret(requirement)
         if governed:
             return await self.governor.govern(tool, action, arguments, request, acting, verify)
-        execution = await self.executor.run(tool, action, arguments, None)
+        with stage(EXECUTE, timed=False):
+            execution = await self.executor.run(tool, action, arguments, None)
         return CallOutcome(
             status=CallStatus.EXECUTED,
             tool=tool.name,

@@ -33,6 +33,7 @@ from colony.surfaces.kernel_tools import call_kernel_tool, kernel_tools
 from colony.surfaces.mcp_changes import ToolListNotifier
 from colony.surfaces.mcp_listing import approval_listing, catalog_listing, kernel_listing
 from colony.surfaces.mcp_results import catalog_result, error_result, held_result, kernel_error_result, value_result
+from colony.telemetry.surfaces import surface_span
 
 __all__ = ["AGENT_HEADER", "PRINCIPAL_STATE", "build_mcp_server", "run_stdio"]
 
@@ -68,6 +69,12 @@ def build_mcp_server(
         return listing
 
     async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
+        """tools/call, in its own span: a ``traceparent`` in the request's ``_meta`` continues the caller's trace."""
+        meta = dict(params.meta) if params.meta is not None else None
+        with surface_span(f"tools/call {params.name}", "mcp", carrier=meta, values={"mcp.method.name": "tools/call"}):
+            return await answer_call(ctx, params)
+
+    async def answer_call(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
         if notifier is not None:
             notifier.remember(ctx)
         principal = _principal(ctx)

@@ -20,13 +20,15 @@ COLONY = Path(sys.executable).parent / "colony"
 StartGateway = Callable[..., str]
 
 
-def start_gateway_process(env: dict[str, str], port: int, timeout: float = 120.0) -> subprocess.Popen[bytes]:
-    """Start ``colony gateway`` on ``port`` with ``env`` added, and wait until /health answers."""
+def start_gateway_process(
+    env: dict[str, str], port: int, timeout: float = 120.0, *, args: tuple[str, ...] = ()
+) -> subprocess.Popen[bytes]:
+    """Start ``colony gateway [args]`` on ``port`` with ``env`` added, and wait until /health answers."""
     if not COLONY.exists():
         unavailable(f"{COLONY} is not installed (pip install -e .)")
     environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "COLONY_GATEWAY_PORT": str(port), **env}
     process = subprocess.Popen(
-        [str(COLONY), "gateway"], env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        [str(COLONY), "gateway", *args], env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:

@@ -33,6 +33,7 @@ from colony.surfaces.gateway.jsonrpc import JsonRpcGuard
 from colony.surfaces.gateway.limits import McpAuthEndpoint
 from colony.surfaces.gateway.mcp_methods import StatelessMcpMethods
 from colony.surfaces.gateway.mesh import merge
+from colony.surfaces.gateway.metrics import metrics_routes
 from colony.surfaces.gateway.models import ToolCallRequest, ToolCallResponse
 from colony.surfaces.gateway.origins import OriginPolicy, TransportGuardMiddleware
 from colony.surfaces.gateway.refused import Admitted, CountUnauthenticated
@@ -42,6 +43,9 @@ from colony.surfaces.gateway.settings import GatewaySettings
 from colony.surfaces.gateway.shares import PrincipalWaits
 from colony.surfaces.gateway.throttle import McpCallLimits
 from colony.surfaces.mcp_server import AGENT_HEADER, build_mcp_server
+from colony.telemetry import settings as telemetry_settings
+from colony.telemetry import shutdown as stop_tracing
+from colony.telemetry.asgi import HttpTelemetry
 
 if TYPE_CHECKING:
     from colony.kernel import KernelSettings
@@ -116,6 +120,7 @@ def create_app(
             await http.aclose()
             if owned:
                 await runtime.aclose()
+                stop_tracing()  # what is batched is exported before the process goes
 
     async def tool_call(headers: Headers, raw: bytes) -> Answer:
         """Run a tool here, on a named peer, or on the first healthy node that has it."""
@@ -168,6 +173,10 @@ def create_app(
         app.outermost = hot_path
     else:  # outermost of all: every 401 is counted, the hot path's as well as the app's routes'
         app.outermost = lambda stack: CountUnauthenticated(hot_path(stack), runtime.refusals)
+    observed = telemetry_settings()
+    if observed.tracing or observed.metrics:  # the span of every request and the count of every answer
+        inner = app.outermost
+        app.outermost = lambda stack: HttpTelemetry(inner(stack))
     mcp_calls = McpCallLimits(StreamableHTTPASGIApp(manager), limiter, runtime.refusals)
     mcp_endpoint = StatelessMcpMethods(McpAuthEndpoint(authenticator, JsonRpcGuard(mcp_calls), challenge))
     app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"]))
@@ -272,6 +281,7 @@ def create_app(
         }
 
     app.include_router(approval_routes(runtime, authenticator, PrincipalWaits(settings.max_waits_per_principal)))
+    app.include_router(metrics_routes(runtime, authenticator))
 
     def handle_error(request: Request, error: Exception) -> Awaitable[JSONResponse] | None:
         """The app's own handler for what a hot-path call raised (None: the server-error handler's)."""

@@ -1,0 +1,147 @@
+"""Telemetry: what tracing and metrics cost a call, side by side in one run.
+
+Three gateways take turns (alternating rounds, so drift on a shared machine hits all
+alike), each under ``bench.surfaces``' sixteen-client load on POST /v1/tool_call
+(unit_convert): the commit before telemetry (``COLONY_BENCH_TELEMETRY_BASELINE``,
+extracted with ``git archive``), this checkout with tracing off (no OTLP endpoint: the
+default; the Prometheus counters on), and this checkout with tracing on, its batch
+exporter sending to a local OTLP/HTTP receiver. The same three run ``bench.governance``'s
+in-process measurement, for the governance cost of a side-effecting call (governed p50 -
+ungoverned p50). Targets: off >= 0.98x the throughput before, on >= 0.85x. Last, the
+cost of one GET /metrics scrape of the gateway that served the load.
+"""
+
+from __future__ import annotations
+
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+import httpx
+
+from bench.audit import REPO, extract, governance_cost, measure
+from bench.surfaces import TOOL_CALL, free_port, loaded_run, ms, request_bytes, start_gateway
+
+BASELINE = os.environ.get("COLONY_BENCH_TELEMETRY_BASELINE", "f92af09")
+ROUNDS = 3
+SCRAPES = 200
+
+
+_RECEIVER = """
+import sys
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+
+class Handler(BaseHTTPRequestHandler):
+    def do_POST(self):
+        self.rfile.read(int(self.headers.get("content-length", "0")))
+        self.send_response(200)
+        self.send_header("content-length", "0")
+        self.end_headers()
+
+    def log_message(self, *args):
+        return
+
+ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), Handler).serve_forever()
+"""
+
+
+@contextmanager
+def receiver() -> Iterator[str]:
+    """A local OTLP/HTTP endpoint that accepts and drops every export, in its own process (not the load's): its URL."""
+    port = free_port()
+    process = subprocess.Popen([sys.executable, "-c", _RECEIVER, str(port)])
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            try:
+                httpx.post(f"http://127.0.0.1:{port}/v1/traces", content=b"", timeout=1)
+                break
+            except httpx.HTTPError:
+                time.sleep(0.1)
+        yield f"http://127.0.0.1:{port}"
+    finally:
+        process.terminate()
+        process.wait(timeout=10)
+
+
+def throughput(source: Path | None, env: dict[str, str]) -> float:
+    """Requests/s of one gateway (this checkout, or the one at ``source``) under sixteen clients."""
+    port = free_port()
+    with tempfile.TemporaryDirectory() as home:
+        gateway = start_gateway(port, home, 1, source, env)
+        try:
+            rate, _, _ = loaded_run(port, gateway.pid, request_bytes("/v1/tool_call", TOOL_CALL, port))
+        finally:
+            gateway.terminate()
+            gateway.wait(timeout=10)
+    return rate
+
+
+def scrape_cost() -> tuple[float, int]:
+    """p50 ms of GET /metrics on a gateway that served a load, and the size of the answer."""
+    port = free_port()
+    with tempfile.TemporaryDirectory() as home:
+        gateway = start_gateway(port, home, 1)
+        try:
+            loaded_run(port, gateway.pid, request_bytes("/v1/tool_call", TOOL_CALL, port))
+            latencies = []
+            with httpx.Client() as client:
+                for _ in range(SCRAPES + 20):
+                    start = time.perf_counter()
+                    answer = client.get(f"http://127.0.0.1:{port}/metrics")
+                    latencies.append(time.perf_counter() - start)
+                    answer.raise_for_status()
+            return ms(latencies[20:], 0.5), len(answer.content)
+        finally:
+            gateway.terminate()
+            gateway.wait(timeout=10)
+
+
+def main() -> None:
+    with receiver() as endpoint, tempfile.TemporaryDirectory() as directory:
+        before = extract(BASELINE, Path(directory))
+        traced = {"OTEL_EXPORTER_OTLP_ENDPOINT": endpoint, "OTEL_SERVICE_NAME": "colony-bench"}
+        sides: dict[str, tuple[Path | None, dict[str, str]]] = {
+            "before": (before, {}),
+            "off": (None, {}),
+            "on": (None, traced),
+        }
+        rates: dict[str, list[float]] = {name: [] for name in sides}
+        costs: dict[str, list[dict[str, float]]] = {name: [] for name in sides}
+        for _ in range(ROUNDS):
+            for name, (source, env) in sides.items():
+                rates[name].append(throughput(source, env))
+                saved = {key: os.environ.get(key) for key in env}
+                os.environ.update(env)  # the in-process measurement's interpreter inherits them
+                try:
+                    costs[name].append(measure(source or REPO))
+                finally:
+                    for key, value in saved.items():
+                        if value is None:
+                            os.environ.pop(key, None)
+                        else:
+                            os.environ[key] = value
+    rate = {name: statistics.median(values) for name, values in rates.items()}
+    cost = {name: governance_cost(values) for name, values in costs.items()}
+    print(
+        f"POST /v1/tool_call unit_convert, 16 clients, median of {ROUNDS} alternating rounds: "
+        f"before telemetry ({BASELINE}) {rate['before']:,.0f} req/s; tracing off {rate['off']:,.0f} req/s "
+        f"({rate['off'] / rate['before']:.3f}x, target >= 0.98x); tracing on, batched to a local receiver "
+        f"{rate['on']:,.0f} req/s ({rate['on'] / rate['before']:.3f}x, target >= 0.85x)"
+    )
+    print(
+        f"governance cost of append_note in process (governed p50 - ungoverned p50): before {cost['before']:.3f} ms, "
+        f"tracing off {cost['off']:.3f} ms, tracing on {cost['on']:.3f} ms"
+    )
+    scrape, size = scrape_cost()
+    print(f"GET /metrics after a load: p50 {scrape:.3f} ms for {size:,} bytes")
+
+
+if __name__ == "__main__":
+    main()

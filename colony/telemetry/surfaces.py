@@ -1,0 +1,57 @@
+"""The surface's span a call's trace starts with: an MCP method, a CLI command, a flow run, an agent's tool call.
+
+A caller's trace continues: a W3C ``traceparent`` (and ``tracestate``) in the carrier
+given (an MCP request's ``_meta``, HTTP headers) is the span's parent. Off, no span.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping
+from contextlib import contextmanager
+from typing import Any
+
+from colony.telemetry import attributes as attrs
+from colony.telemetry.tracing import tracer
+
+__all__ = ["current_trace_id", "surface_span"]
+
+
+@contextmanager
+def surface_span(
+    name: str, surface: str, *, carrier: Mapping[str, Any] | None = None, values: Mapping[str, Any] | None = None
+) -> Iterator[Any]:
+    """A span for ``surface`` (``mcp``, ``cli``, ``flow``, ``agent``) named ``name``; yields it (None when off).
+
+    ``values`` are more attributes (None values left out).
+    """
+    active = tracer()
+    if active is None:
+        yield None
+        return
+    from opentelemetry.trace import SpanKind
+
+    parent = extract(carrier) if carrier else None
+    kind = SpanKind.SERVER if surface == "mcp" else SpanKind.INTERNAL
+    shown = {attrs.SURFACE: surface, **{key: value for key, value in (values or {}).items() if value is not None}}
+    with active.start_as_current_span(name, context=parent, kind=kind, attributes=shown) as span:
+        yield span
+
+
+def extract(carrier: Mapping[str, Any]) -> Any:
+    """The context a W3C ``traceparent`` in ``carrier`` names (None without one)."""
+    from opentelemetry.trace.propagation.tracecontext import TraceContextTextMapPropagator
+
+    text = {key.lower(): value for key, value in carrier.items() if isinstance(value, str)}
+    if "traceparent" not in text:
+        return None
+    return TraceContextTextMapPropagator().extract(text)
+
+
+def current_trace_id() -> str | None:
+    """The current trace's id as 32 hex digits, or None when no span is recording."""
+    if tracer() is None:
+        return None
+    from opentelemetry import trace
+
+    context = trace.get_current_span().get_span_context()
+    return format(context.trace_id, "032x") if context.is_valid else None
