@@ -23,7 +23,7 @@ from typing import Any
 import anyio
 import httpx2
 import mcp_types
-from mcp import Client, StdioServerParameters
+from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
@@ -37,6 +37,7 @@ from colony.errors import (
 )
 from colony.upstream.config import HttpServer, ServerConfig, StdioServer, resolve_values
 from colony.upstream.pins import Review
+from colony.upstream.stdio import OVERSIZED, bounded_stdio
 
 __all__ = ["UpstreamServer"]
 
@@ -62,7 +63,8 @@ class UpstreamServer:
         self._failures = 0
         self._retry_at = 0.0
         self._supervisor: asyncio.Task[None] | None = None
-        self.restarts = 0
+        self._starting = asyncio.Lock()
+        self.starts = 0
         self.out_of_service: frozenset[str] = frozenset()
 
     async def call_tool(self, tool: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
@@ -77,6 +79,8 @@ class UpstreamServer:
                 f"MCP server {self.name!r} did not answer {tool} within {timeout:g} s", server=self.name
             ) from None
         except MCPError as error:
+            if error.error.data == OVERSIZED:
+                raise UpstreamProtocolError(f"MCP server {self.name!r}: {tool}: {error}", server=self.name) from None
             if error.error.code == mcp_types.CONNECTION_CLOSED:
                 self._mark_broken(error)
                 raise UpstreamUnavailableError(
@@ -110,19 +114,20 @@ class UpstreamServer:
             self._supervisor = None
 
     async def _connected(self) -> Client:
-        if self._client is not None and self._ready.is_set():
+        """The live client; the server started (after its backoff, if it failed) when there is none."""
+        if self._client is not None and self._ready.is_set() and not self._broken.is_set():
             return self._client
-        if self._supervisor is None or self._supervisor.done():
-            wait = self._retry_at - time.monotonic()
-            if wait > 0 and self._failure is not None:
-                raise UpstreamUnavailableError(
-                    f"MCP server {self.name!r} is restarting after a failure "
-                    f"({_describe(self._failure)}); retry in {wait:.1f} s",
-                    server=self.name,
-                )
-            self._ready.clear()
-            self._broken.clear()
-            self._supervisor = asyncio.get_running_loop().create_task(self._supervise(), name=f"mcp:{self.name}")
+        if self._supervisor is not None and not self._supervisor.done() and self._broken.is_set():
+            await asyncio.shield(self._supervisor)  # a broken session is winding down: start afresh after it
+        async with self._starting:  # one start however many callers wait for it
+            if self._supervisor is None or self._supervisor.done():
+                backoff = self._retry_at - time.monotonic()
+                if backoff > 0:
+                    await anyio.sleep(backoff)  # within the call's own deadline
+                self._ready.clear()
+                self._broken.clear()
+                self._supervisor = asyncio.get_running_loop().create_task(self._supervise(), name=f"mcp:{self.name}")
+                self.starts += 1
         ready = asyncio.ensure_future(self._ready.wait())
         done, _ = await asyncio.wait({ready, self._supervisor}, return_when=asyncio.FIRST_COMPLETED)
         if ready not in done:
@@ -150,7 +155,6 @@ class UpstreamServer:
         if self._closing:
             return
         self._failures += 1
-        self.restarts += 1
         self._retry_at = time.monotonic() + min(_BACKOFF_FIRST * 2 ** (self._failures - 1), _BACKOFF_MAX)
         if self._failure is not None:
             logger.warning("MCP server %r stopped: %s", self.name, _describe(self._failure))
@@ -158,13 +162,14 @@ class UpstreamServer:
     def _client_for(self) -> Client:
         config = self.config
         if isinstance(config, StdioServer):
-            parameters = StdioServerParameters(
-                command=config.command,
-                args=list(config.args),
-                env=resolve_values(self.name, config.env) or None,
+            stdio = bounded_stdio(
+                config.command,
+                list(config.args),
+                env=resolve_values(self.name, config.env),
                 cwd=config.cwd,
+                max_message_bytes=config.max_message_bytes,
             )
-            return Client(parameters, message_handler=self._on_message, mode="legacy", cache=None)
+            return Client(stdio, message_handler=self._on_message, mode="legacy", cache=None)
         assert isinstance(config, HttpServer)
         http = httpx2.AsyncClient(
             headers=resolve_values(self.name, config.headers),
@@ -184,7 +189,8 @@ class UpstreamServer:
             with anyio.fail_after(self.config.timeout):
                 listed = await _listed(client)
         except (TimeoutError, MCPError, *_BROKEN) as error:
-            logger.warning("MCP server %r: re-reading its tools failed: %s", self.name, _describe(error))
+            if not (self._closing or self._broken.is_set()):
+                logger.warning("MCP server %r: re-reading its tools failed: %s", self.name, _describe(error))
             return
         self.out_of_service = self._on_listed(self.name, listed).out_of_service
 

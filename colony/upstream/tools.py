@@ -203,6 +203,10 @@ class _Sessions:
             session = servers[server] = UpstreamServer(server, config, on_listed=observe)
         return session
 
+    def running(self) -> dict[str, UpstreamServer]:
+        """The sessions of the running loop, by server."""
+        return dict(self._by_loop.get(asyncio.get_running_loop(), {}))
+
     async def close(self, server: str) -> None:
         """Stop ``server``'s session in the running loop, if it has one."""
         session = self._by_loop.get(asyncio.get_running_loop(), {}).pop(server, None)
