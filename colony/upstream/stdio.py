@@ -12,6 +12,7 @@ group, so no child outlives the session.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
 import os
 import re
@@ -34,6 +35,15 @@ OVERSIZED = "colony.upstream.oversized"
 _ID = re.compile(rb'"id"\s*:\s*(-?\d+|"(?:[^"\\]|\\.){0,200}")')
 _EDGE = 512
 _GRACE_SECONDS = 2.0
+_running: set[int] = set()  # process groups started and not yet stopped
+
+
+@atexit.register
+def _kill_running() -> None:
+    """At exit, the servers no session stopped (a loop that ended first) are killed: no orphans."""
+    for group in list(_running):
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(group, signal.SIGKILL)
 
 
 @asynccontextmanager
@@ -54,6 +64,7 @@ async def bounded_stdio(
         stderr=errlog,
         start_new_session=True,
     )
+    _running.add(process.pid)
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
     write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
 
@@ -165,6 +176,7 @@ async def _stop(process: anyio.abc.Process) -> None:
             break
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(process.pid, signal.SIGKILL)  # what the server started and left behind
+    _running.discard(process.pid)
     with anyio.move_on_after(_GRACE_SECONDS), contextlib.suppress(OSError, anyio.BrokenResourceError):
         await process.aclose()  # its pipes, and the exit status reaped
     transport = getattr(getattr(process, "_process", None), "_transport", None)
