@@ -64,6 +64,12 @@ class _Server(BaseModel):
     timeout: float = Field(
         default=30.0, gt=0, le=_MAX_TIMEOUT, description="Seconds a call (and the server's start) may take."
     )
+    max_message_bytes: int = Field(
+        default=4 << 20,
+        ge=64 << 10,
+        le=256 << 20,
+        description="Largest message read from it; a larger answer is an error.",
+    )
 
 
 class StdioServer(_Server):
@@ -74,12 +80,6 @@ class StdioServer(_Server):
     args: tuple[str, ...] = Field(default=(), description="Its arguments.")
     env: dict[str, str] = Field(default_factory=dict, description="Extra environment; ${secret:KIND} for secrets.")
     cwd: str | None = Field(default=None, description="Its working directory.")
-    max_message_bytes: int = Field(
-        default=4 << 20,
-        ge=64 << 10,
-        le=256 << 20,
-        description="Largest message read from it; a larger answer is an error.",
-    )
 
     @field_validator("env")
     @classmethod

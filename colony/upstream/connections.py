@@ -81,6 +81,9 @@ class UpstreamServer:
         except MCPError as error:
             if error.error.data == OVERSIZED:
                 raise UpstreamProtocolError(f"MCP server {self.name!r}: {tool}: {error}", server=self.name) from None
+            if error.error.code == mcp_types.CONNECTION_CLOSED and str(error).startswith("SSE stream failed"):
+                # the HTTP client gave up on this answer alone (an event over the size cap): the session is fine
+                raise UpstreamProtocolError(f"MCP server {self.name!r}: {tool}: {error}", server=self.name) from None
             if error.error.code == mcp_types.CONNECTION_CLOSED:
                 self._mark_broken(error)
                 raise UpstreamUnavailableError(
@@ -177,7 +180,7 @@ class UpstreamServer:
             limits=httpx2.Limits(max_connections=config.max_connections),
             follow_redirects=False,
         )
-        transport = streamable_http_client(config.url, http_client=http)
+        transport = streamable_http_client(config.url, http_client=http, max_sse_event_size=config.max_message_bytes)
         return Client(transport, message_handler=self._on_message, mode="legacy", cache=None)
 
     async def _on_message(self, message: Any) -> None:

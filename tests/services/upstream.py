@@ -12,6 +12,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Iterator
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -48,7 +49,9 @@ class Upstream:
 
     def pin(self, name: str, config: ServerConfig, **options: object) -> Review:
         """Pin what ``name`` lists now."""
-        return PinStore(pins_path(self.home)).pin(name, asyncio.run(_listed(name, config)), **options)  # type: ignore[arg-type]
+        with ThreadPoolExecutor(1) as thread:  # its own event loop, whether or not the caller runs one
+            listed = thread.submit(asyncio.run, _listed(name, config)).result()
+        return PinStore(pins_path(self.home)).pin(name, listed, **options)  # type: ignore[arg-type]
 
 
 async def _listed(name: str, config: ServerConfig) -> list[dict[str, object]]:
