@@ -17,7 +17,7 @@ from colony.kernel import KernelSettings
 from colony.secrets import env_var_for, missing_secrets
 from colony.spec import SecretRequirement
 from colony.upstream import McpServers, PinStore, Review, StdioServer, pins_path, save_servers, servers_path
-from colony.upstream.config import ServerConfig, load_servers, secret_kinds
+from colony.upstream.config import ServerConfig, load_servers, parse_servers, secret_kinds
 from colony.upstream.connections import UpstreamServer
 from colony.upstream.tools import catalog_name
 
@@ -136,6 +136,7 @@ def add_server(
     command: Annotated[str | None, typer.Option("--command", help="A stdio server's program.")] = None,
     args: Annotated[list[str] | None, typer.Option("--arg", help="An argument of the program (repeat).")] = None,
     env: Annotated[list[str] | None, typer.Option("--env", help="KEY=VALUE; ${secret:KIND} for secrets.")] = None,
+    cwd: Annotated[str | None, typer.Option("--cwd", help="A stdio server's working directory.")] = None,
     url: Annotated[str | None, typer.Option("--url", help="A streamable HTTP server's endpoint.")] = None,
     headers: Annotated[list[str] | None, typer.Option("--header", help="KEY=VALUE; ${secret:KIND}.")] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds a call may take.")] = 30.0,
@@ -151,11 +152,11 @@ def add_server(
         if (command is None) == (url is None):
             raise McpServersFileError("give either --command (a stdio server) or --url (a streamable HTTP server)")
         raw: dict[str, Any] = (
-            {"command": command, "args": args or [], "env": _pairs(env or [], "--env"), "timeout": timeout}
+            {"command": command, "args": args or [], "env": _pairs(env or [], "--env"), "cwd": cwd, "timeout": timeout}
             if command is not None
             else {"url": url, "headers": _pairs(headers or [], "--header"), "timeout": timeout}
         )
-        updated = McpServers.model_validate({"mcpServers": {**servers.dump()["mcpServers"], name: raw}})
+        updated = parse_servers({"mcpServers": {**servers.dump()["mcpServers"], name: raw}}, "the new server")
         save_servers(updated, path)
         console.print(f"added MCP server {name!r} to {path}")
         if not no_pin:
@@ -173,7 +174,7 @@ def remove_server(name: Annotated[str, typer.Argument(help="The server to remove
         path, servers = _servers()
         document = servers.dump()
         document["mcpServers"].pop(name)
-        save_servers(McpServers.model_validate(document), path)
+        save_servers(parse_servers(document, str(path)), path)
         PinStore(pins_path(_home())).forget(name)
         console.print(f"removed MCP server {name!r}")
 

@@ -35,6 +35,7 @@ __all__ = [
     "ServerConfig",
     "StdioServer",
     "load_servers",
+    "parse_servers",
     "resolve_values",
     "save_servers",
     "secret_kinds",
@@ -172,10 +173,15 @@ def load_servers(path: Path) -> McpServers:
         raise McpServersFileError(f"{path}: not valid JSON: {error}") from None
     if not isinstance(data, dict) or not isinstance(data.get("mcpServers", {}), dict):
         raise McpServersFileError(f'{path}: expected an object {{"mcpServers": {{name: server, ...}}}}')
+    return parse_servers(data, str(path))
+
+
+def parse_servers(data: Any, source: str) -> McpServers:
+    """``data`` as the servers file's document; McpServersFileError naming ``source`` and what is wrong."""
     try:
         return McpServers.model_validate(data)
     except ValidationError as error:
-        raise McpServersFileError(f"{path}: {_first_problem(error)}") from None
+        raise McpServersFileError(f"{source}: {_first_problem(error)}") from None
 
 
 def save_servers(servers: McpServers, path: Path) -> None:

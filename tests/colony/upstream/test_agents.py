@@ -22,7 +22,8 @@ CASE = {
 
 
 @pytest.fixture
-async def runtime(third_party: Upstream) -> AsyncIterator[Runtime]:  # noqa: ARG001 - pins the servers
+async def runtime(third_party: Upstream) -> AsyncIterator[Runtime]:
+    """A runtime over the home where ``third_party`` pinned server-everything and server-filesystem."""
     made = Runtime(kernels=KernelProvider(ColonyKernel.from_env()))
     yield made
     await made.aclose()

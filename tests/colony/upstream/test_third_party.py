@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+from collections.abc import AsyncIterator
 from pathlib import Path
 
 import pytest
@@ -22,9 +23,10 @@ CASE = {
 
 
 @pytest.fixture
-async def runtime(third_party: Upstream, kernel: ColonyKernel) -> Runtime:
+async def runtime(third_party: Upstream, kernel: ColonyKernel) -> AsyncIterator[Runtime]:
+    """A runtime over the home where ``third_party`` pinned server-everything and server-filesystem."""
     made = Runtime(kernels=KernelProvider(kernel))
-    yield made  # type: ignore[misc]
+    yield made
     await made.aclose()
 
 
