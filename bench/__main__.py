@@ -19,6 +19,7 @@ MODULES = [
     "agents",
     "plan_scan",
     "earned_trust",
+    "upstream",
 ]
 
 
