@@ -48,7 +48,7 @@ def catalog_name(server: str, tool: str) -> str:
     return f"{server}__{re.sub(r'[^a-z0-9]+', '_', words.lower()).strip('_') or 'tool'}"
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True, eq=False)
 class SchemaAction(ActionDefinition):
     """An action whose contract is a JSON Schema the server declared, checked with jsonschema."""
 
