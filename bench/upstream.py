@@ -6,8 +6,9 @@ Side by side in one run, in alternating rounds so the machine's other load falls
   pipeline, the schema check, the shared session) against the same call by the official
   MCP Python client on a session of its own (target: at most 1.3x);
 - the governance cost of a side-effecting upstream call: the hostile server's ``record``
-  (it appends a line to a file) through the gate, minus its read-only ``lookup`` through
-  the same pipeline and session (target: at most 1.5 ms);
+  (it appends a line to a file) through ``Runtime.call`` (the gate, the run, the record),
+  minus the same call run with an authorization and nothing else, on the same session
+  (target: at most 1.5 ms);
 - how long a stdio server that crashed mid-call takes to be serving again (the next
   call restarts it after the first backoff of 0.2 s).
 """
@@ -28,6 +29,7 @@ from mcp import Client, StdioServerParameters
 from colony.errors import UpstreamUnavailableError
 from colony.kernel import ColonyKernel, KernelSettings
 from colony.runtime import CallRequest, Catalog, KernelProvider, Principal, Runtime
+from colony.runtime.authorization import Authorization
 from colony.upstream import McpServers, PinStore, Review, UpstreamSource, pins_path, save_servers, servers_path
 from colony.upstream.config import ServerConfig, StdioServer
 from colony.upstream.connections import UpstreamServer
@@ -86,19 +88,27 @@ async def _run(home: Path) -> None:
     async def lookup() -> None:
         (await runtime.call(CallRequest("hostile__lookup", {"key": "k"}), AGENT)).raise_for_status()
 
+    record_tool = runtime.catalog.resolve("hostile__record")
+
+    async def record_ungoverned() -> None:
+        authorization = Authorization._issue(
+            proposal_id="p", agent_id=AGENT.agent_id, tool="hostile__record", action="record"
+        )
+        await runtime.executor.run(record_tool, "record", {"note": "bench"}, authorization)
+
     async with Client(StdioServerParameters(command=str(EVERYTHING)), cache=None, mode="legacy") as direct:
 
         async def through_client() -> None:
             await direct.call_tool("get-sum", {"a": 1, "b": 2})
 
-        for warm in (through_colony, through_client, record, lookup):
+        for warm in (through_colony, through_client, record, record_ungoverned):
             await _mean_ms(warm, 20)
         colony, client, governed, pure = [], [], [], []
         for _ in range(ROUNDS):
             colony.append(await _mean_ms(through_colony, CALLS))
             client.append(await _mean_ms(through_client, CALLS))
             governed.append(await _mean_ms(record, CALLS // 2))
-            pure.append(await _mean_ms(lookup, CALLS // 2))
+            pure.append(await _mean_ms(record_ungoverned, CALLS // 2))
     ratio = statistics.median(c / d for c, d in zip(colony, client, strict=True))
     colony_ms, client_ms = statistics.median(colony), statistics.median(client)
     print(f"read-only get-sum: Colony {colony_ms:.3f} ms, official client {client_ms:.3f} ms")
