@@ -48,7 +48,7 @@ BUDGETS = {"COLONY_BUDGET_LLM_CALLS": "1000000000", "COLONY_BUDGET_RUNTIME_SECON
 
 
 async def _pin(home: Path, servers: dict[str, ServerConfig]) -> None:
-    save_servers(McpServers(mcpServers=servers), servers_path(home))
+    save_servers(McpServers(servers=servers), servers_path(home))
     for name, config in servers.items():
         server = UpstreamServer(name, config, on_listed=lambda n, _t: Review(server=n))
         try:

@@ -42,7 +42,7 @@ class Upstream:
     def connect(self, servers: dict[str, ServerConfig], *, pin: bool = True) -> None:
         """Write ``servers`` to the file and pin what each lists."""
         path = servers_path(self.home)
-        save_servers(McpServers(mcpServers=servers), path)
+        save_servers(McpServers(servers=servers), path)
         if pin:
             for name, config in servers.items():
                 self.pin(name, config)
