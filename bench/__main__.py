@@ -21,6 +21,7 @@ MODULES = [
     "earned_trust",
     "policy",
     "telemetry",
+    "upstream",
 ]
 
 

@@ -9,11 +9,17 @@
     │   ├── UnknownActionError     the tool has no such action
     │   ├── ToolExecutionError     the tool ran and failed; ``retryable`` says if a
     │   │                          second attempt may succeed
-    │   │   └── SandboxError       the Docker sandbox failed (not the command inside it)
-    │   │       ├── SandboxUnavailableError   no Docker engine answers, or it failed (5xx);
-    │   │       │                             retryable
-    │   │       ├── SandboxImageMissingError  the role's image is not built here
-    │   │       └── UnknownSandboxRoleError   no image is configured for the role
+    │   │   ├── SandboxError       the Docker sandbox failed (not the command inside it)
+    │   │   │   ├── SandboxUnavailableError   no Docker engine answers, or it failed (5xx);
+    │   │   │   │                             retryable
+    │   │   │   ├── SandboxImageMissingError  the role's image is not built here
+    │   │   │   └── UnknownSandboxRoleError   no image is configured for the role
+    │   │   └── UpstreamError      a connected MCP server failed the call (not the caller)
+    │   │       ├── UpstreamUnavailableError  it cannot be started or reached, or it
+    │   │       │                             died mid-call; retryable
+    │   │       ├── UpstreamTimeoutError      it did not answer in time
+    │   │       ├── UpstreamProtocolError     it answered something that is not MCP
+    │   │       └── UpstreamToolError         its tool reported an error (``isError``)
     │   ├── HPCError               an HPC job could not be run as asked
     │   │   ├── HPCLimitError      the run asks for more than the operator allows
     │   │   ├── HPCRequestError    the HPC service refused a request (unknown tool,
@@ -33,7 +39,8 @@
     ├── AgentSpecError             an agent definition is malformed or inconsistent
     ├── AgentModelError            an agent's model is unreachable or answered unusably
     ├── SettingsError              Colony's settings could not be read: a bad variable, or
-    │                              a settings block the configured Prefect API does not give
+    │   │                          a settings block the configured Prefect API does not give
+    │   └── McpServersFileError    the MCP servers file is malformed or holds a literal secret
     ├── PolicyError                a policy file does not parse or does not fit the catalog's
     │                              schema (``file`` and ``line`` say where)
     ├── KernelError                the Colony kernel refused or failed a call
@@ -99,6 +106,7 @@ __all__ = [
     "KernelError",
     "KernelInputError",
     "KernelStoreError",
+    "McpServersFileError",
     "MissingSecretError",
     "PayloadTooLargeError",
     "PeerError",
@@ -123,6 +131,11 @@ __all__ = [
     "UnknownApprovalError",
     "UnknownSandboxRoleError",
     "UnknownToolError",
+    "UpstreamError",
+    "UpstreamProtocolError",
+    "UpstreamTimeoutError",
+    "UpstreamToolError",
+    "UpstreamUnavailableError",
     "VerificationError",
     "field_errors",
     "summarize",
@@ -299,6 +312,36 @@ class UnknownSandboxRoleError(SandboxError, LookupError):
     """No image is configured for the sandbox role a tool names."""
 
 
+class UpstreamError(ToolExecutionError):
+    """A connected MCP server failed a call: its fault, never the caller's (``server`` names it)."""
+
+    def __init__(self, message: str, *, server: str, retryable: bool = False) -> None:
+        super().__init__(message, retryable=retryable)
+        self.server = server
+
+    def to_dict(self) -> dict[str, Any]:
+        return {**super().to_dict(), "server": self.server}
+
+
+class UpstreamUnavailableError(UpstreamError):
+    """The server cannot be started or reached, or it died mid-call; a later attempt may succeed."""
+
+    def __init__(self, message: str, *, server: str) -> None:
+        super().__init__(message, server=server, retryable=True)
+
+
+class UpstreamTimeoutError(UpstreamError):
+    """The server did not answer the call in time; the call was abandoned, the session kept."""
+
+
+class UpstreamProtocolError(UpstreamError):
+    """The server answered something that is not a valid MCP result."""
+
+
+class UpstreamToolError(UpstreamError):
+    """The server's tool ran and reported an error (``isError``); its text is the message."""
+
+
 class MissingSecretError(ToolError):
     """A secret a tool declares it needs is not configured anywhere."""
 
@@ -407,6 +450,10 @@ class AgentModelError(ColonyError):
 
 class SettingsError(ColonyError):
     """Colony's settings could not be read; the message names the variable, block or server at fault."""
+
+
+class McpServersFileError(SettingsError):
+    """The MCP servers file is malformed, names a server twice, or holds a credential in clear."""
 
 
 class PolicyError(ColonyError):

@@ -28,6 +28,7 @@ from colony.catalog import registry_path
 from colony.kernel import ColonyKernel
 from colony.runtime import Acting, Catalog, HeldCall, HoldDecision, KernelProvider, Principal, Runtime
 from colony.settings import ColonySettings, use_settings
+from colony.upstream import UpstreamSource
 from flows._approval import ApprovalInput, already_waited, wait_for_approval
 from flows._events import emit_gate_refused, emit_role_changed
 from flows.holds import present_hold
@@ -39,7 +40,7 @@ __all__ = ["PREFECT_OPERATOR", "PrefectEvents", "flow_runtime"]
 
 PREFECT_OPERATOR = Principal.of("prefect-operator", ["*"], operator=True)
 _runtimes: dict[tuple[int, Path, int, int], Runtime] = {}
-_catalogs: dict[Path, Catalog] = {}
+_catalogs: dict[tuple[Path, Path], Catalog] = {}
 _lock = threading.Lock()
 
 
@@ -55,11 +56,11 @@ class PrefectEvents:
         emit_role_changed(agent_id, before, after, trust)
 
 
-def _catalog(path: Path) -> Catalog:
-    """One catalog per registry file in the process (it reloads itself when the file changes)."""
-    catalog = _catalogs.get(path)
+def _catalog(path: Path, home: Path) -> Catalog:
+    """One catalog per registry file and Colony home (its MCP servers) in the process; it reloads itself."""
+    catalog = _catalogs.get((path, home))
     if catalog is None:
-        catalog = _catalogs[path] = Catalog(path)
+        catalog = _catalogs[path, home] = Catalog(path, upstream=UpstreamSource(home))
     return catalog
 
 
@@ -119,7 +120,7 @@ def flow_runtime(
                 )
 
             runtime = _runtimes[key] = Runtime(
-                _catalog(path),
+                _catalog(path, settings.kernel.home.expanduser()),
                 pool=POOL,
                 kernels=KernelProvider(kernel),
                 executor=TaskExecutor(),

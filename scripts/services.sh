@@ -2,9 +2,9 @@
 # Install and start what the test suite talks to: a Docker engine (Debian's
 # docker.io, with busybox-static for the locally built sandbox images), the
 # PostgreSQL server binaries, and Node (Debian's nodejs and npm) with the
-# official TypeScript MCP SDK client in tests/clients/ts. moto_server and the
-# PostgreSQL cluster itself are started by pytest fixtures on loopback, in
-# temporary directories.
+# official TypeScript MCP SDK client in tests/clients/ts and the third-party
+# MCP servers in tests/servers/node. moto_server and the PostgreSQL cluster
+# itself are started by pytest fixtures on loopback, in temporary directories.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -37,20 +37,22 @@ if have dockerd && ! docker info >/dev/null 2>&1; then
     echo "services: no Docker engine running and not root to start one" >&2
   fi
 fi
-# The TypeScript client's packages, exactly as package-lock.json pins them. Skipped when
-# the installed tree is newer than the lock file, so a machine without network still runs.
-ts_client=tests/clients/ts
+# The TypeScript client's packages and the third-party MCP servers the tests govern, exactly
+# as each package-lock.json pins them. Skipped when the installed tree is newer than the lock
+# file, so a machine without network still runs.
 if have npm; then
-  if [ "$ts_client/node_modules/.package-lock.json" -nt "$ts_client/package-lock.json" ]; then
-    echo "services: $ts_client is installed"
-  else
-    echo "services: npm ci in $ts_client"
-    if ! (cd "$ts_client" && npm ci --no-audit --no-fund --loglevel=error); then
-      echo "services: npm ci failed in $ts_client; the TypeScript MCP client tests cannot run" >&2
-      [ "${COLONY_REQUIRE_SERVICES:-}" = 1 ] && exit 1
+  for packages in tests/clients/ts tests/servers/node; do
+    if [ "$packages/node_modules/.package-lock.json" -nt "$packages/package-lock.json" ]; then
+      echo "services: $packages is installed"
+    else
+      echo "services: npm ci in $packages"
+      if ! (cd "$packages" && npm ci --no-audit --no-fund --loglevel=error); then
+        echo "services: npm ci failed in $packages; the tests that need it cannot run" >&2
+        [ "${COLONY_REQUIRE_SERVICES:-}" = 1 ] && exit 1
+      fi
     fi
-  fi
+  done
 else
-  echo "services: no npm; the TypeScript MCP client tests will skip" >&2
+  echo "services: no npm; the TypeScript MCP client and third-party server tests will skip" >&2
 fi
 echo "services: ready"

@@ -23,11 +23,11 @@ MARKERS_BY_FIXTURE: dict[str, frozenset[str]] = {
     "docker": frozenset({"docker_client", "busybox_image", "job_image", "moto_batch_docker"}),
     "postgres": frozenset({"postgres_server"}),
     "prefect": frozenset({"prefect_harness", "prefect_server", "prefect_server_factory"}),
-    "node": frozenset({"typescript_client"}),
+    "node": frozenset({"typescript_client", "node_servers"}),
     "moto": frozenset({"moto_server"}),
-    # Fixtures that start colony processes (gateways, deployment workers, a seed's session):
+    # Fixtures that start colony processes (gateways, deployment workers, a seed's session, MCP servers):
     # their tests are the slow ones.
-    "slow": frozenset({"start_gateway", "gateway", "workers", "phases", "outcomes", "seed_004_report"}),
+    "slow": frozenset({"start_gateway", "gateway", "workers", "phases", "outcomes", "seed_004_report", "upstream"}),
 }
 
 #: Tests that cannot run side by side (fixed ports): under ``--dist loadgroup`` they run on one worker.

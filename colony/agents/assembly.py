@@ -287,14 +287,24 @@ def _governed(capability: AgentCapability, action: str, approval_required: bool)
 def assemble(spec: AgentSpec, runtime: Runtime | None = None) -> Agent:
     """Mount the catalog tools ``spec`` names and return the agent, calling through ``runtime``.
 
-    Only catalog names resolve (an agent spec never makes Colony import a path it names);
+    Only catalog names resolve (an agent spec never makes Colony import a path it names),
+    and a connected MCP server's name, which mounts each of its tools;
     register a tool with ``upsert_tool`` to make it mountable. A named tool whose catalog
     entry failed to load stops the agent here (ToolUnavailableError naming the tool and
     why), rather than letting it run without a tool its prompt and plan count on.
     """
     runtime = runtime or Runtime()
     capabilities: list[AgentCapability] = []
-    for reference in spec.capabilities:
+    references = [
+        name
+        for reference in spec.capabilities
+        for name in (
+            runtime.catalog.servers[reference]
+            if reference in runtime.catalog.servers and reference not in runtime.catalog.tools
+            else (reference,)  # a connected MCP server's name mounts each of its pinned tools
+        )
+    ]
+    for reference in references:
         try:
             tool = runtime.catalog.resolve(reference)
         except UnknownToolError as error:

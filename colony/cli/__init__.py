@@ -11,6 +11,7 @@ from colony.cli.blocks import blocks_app
 from colony.cli.deploy import deploy
 from colony.cli.hpc import hpc_app
 from colony.cli.kernel import kernel_app
+from colony.cli.mcp_servers import mcp_servers_app
 from colony.cli.output import cli_console, quiet_prefect_drain
 from colony.cli.policy import policy_app
 from colony.cli.sandbox import sandbox_app
@@ -49,6 +50,7 @@ app.add_typer(agent_app, name="agent")
 app.add_typer(sandbox_app, name="sandbox")
 app.add_typer(blocks_app, name="blocks")
 app.add_typer(policy_app, name="policy")
+app.add_typer(mcp_servers_app, name="mcp-servers")
 app.command("up")(up)
 app.command("deploy")(deploy)
 app.command("mcp")(mcp)

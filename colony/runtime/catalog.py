@@ -23,10 +23,11 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from colony.catalog import ToolEntry, check_entry, get_entry, load_registry, planner_visible, registry_path
 from colony.errors import CatalogError, ToolUnavailableError, UnknownActionError
+from colony.upstream import UpstreamSource
 
 if TYPE_CHECKING:
     from colony.capability import ToolCapability
@@ -90,6 +91,17 @@ class UnavailableTool:
         return ToolUnavailableError(message, tool=self.name, reason=self.reason)
 
 
+def _upstream_entry(name: str, description: str, capability: str, extra: Mapping[str, Any]) -> ToolEntry:
+    server, _, tool = name.partition("__")
+    return ToolEntry(
+        name=name,
+        purpose=description.split("\n", 1)[0][:200],
+        location=f"mcp-server:{extra.get('mcp_server', server)}",
+        capability=capability,
+        capability_fqn=f"mcp:{extra.get('mcp_server', server)}/{extra.get('mcp_tool', tool)}",
+    )
+
+
 class Catalog:
     """The planner-visible catalog tools, resolved by name only."""
 
@@ -98,17 +110,26 @@ class Catalog:
         path: Path | None = None,
         *,
         entries: Mapping[str, ToolEntry] | None = None,
+        upstream: UpstreamSource | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
         self.path = None if entries is not None else (path or registry_path())
+        if upstream is None and entries is None:
+            from colony.kernel import KernelSettings
+
+            upstream = UpstreamSource(KernelSettings().home.expanduser())
+        #: The connected MCP servers' pinned tools, mounted beside the registry's (``colony.upstream``).
+        self.upstream = upstream
+        self.servers: Mapping[str, tuple[str, ...]] = MappingProxyType({})
         self._clock = clock
         self._lock = threading.Lock()
         self._listeners: list[Callable[[Catalog], None]] = []
-        self._stamp: tuple[int, int] | None = None
+        self._stamp: tuple[Any, ...] | None = None
         self._checked_at = clock()
         self.generation = 0
         self.reload_error: str | None = None
         self._unavailable: Mapping[str, UnavailableTool] = MappingProxyType({})
+        self._upstream_problem: str | None = None
         self._tools, self._unavailable = self._mount(dict(entries) if entries is not None else self._read())
 
     @property
@@ -167,13 +188,14 @@ class Catalog:
                 listener(self)
         return changed
 
-    def _file_stamp(self) -> tuple[int, int] | None:
+    def _file_stamp(self) -> tuple[Any, ...] | None:
         assert self.path is not None
+        upstream = self.upstream.stamp() if self.upstream is not None else None
         try:
             stat = self.path.stat()
         except OSError:
             return None
-        return stat.st_mtime_ns, stat.st_size
+        return stat.st_mtime_ns, stat.st_size, upstream
 
     def _read(self) -> dict[str, ToolEntry]:
         assert self.path is not None
@@ -193,4 +215,25 @@ class Catalog:
                 continue
             assert cls is not None
             tools[name] = CatalogTool(entry=entry, cls=cls)
+        if self.upstream is not None:
+            self._mount_upstream(self.upstream, tools, unavailable)
         return MappingProxyType(tools), MappingProxyType(unavailable)
+
+    def _mount_upstream(
+        self, upstream: UpstreamSource, tools: dict[str, CatalogTool], unavailable: dict[str, UnavailableTool]
+    ) -> None:
+        """Add each connected server's pinned tools; a name the registry holds stays the registry's."""
+        mounted = upstream.mount()
+        if mounted.problem is not None and mounted.problem != self._upstream_problem:
+            logger.warning("the MCP servers' tools are not served: %s", mounted.problem)
+        self._upstream_problem = mounted.problem
+        for name, cls in mounted.tools.items():
+            entry = _upstream_entry(name, cls.spec.description, cls.spec.capabilities[0], cls.spec.extra)
+            if name in tools or name in unavailable:
+                unavailable[name] = UnavailableTool(entry=entry, reason="a built-in tool has this name")
+            else:
+                tools[name] = CatalogTool(entry=entry, cls=cls)
+        for name, reason in mounted.unavailable.items():
+            if name not in tools:
+                unavailable[name] = UnavailableTool(entry=_upstream_entry(name, "", "", {}), reason=reason)
+        self.servers = MappingProxyType({server: tuple(names) for server, names in mounted.servers.items()})

@@ -32,7 +32,7 @@ def proposal_for(
     tool: CatalogTool, action: str, arguments: dict[str, Any], request: CallRequest, acting: Acting
 ) -> Any:
     """What the kernel is asked: the call judged on the tool it runs, at the risk its spec declares."""
-    from colony.kernel import ProposeActionRequest
+    from colony.kernel import ActionKind, ProposeActionRequest
 
     spec = tool.cls.spec
     evidence = {
@@ -57,6 +57,7 @@ def proposal_for(
         rollback_plan=request.rollback_plan or "",
         evidence=json.dumps(evidence, default=str),
         side_effecting=True if tool.side_effecting(action) else None,
+        kind=ActionKind.DESTRUCTIVE if "destructive" in spec.policy_tags else None,  # the spec says so; never lowers
         budget_estimate=estimate_for(tool, request),
         tool=tool.name,
         require_approval=request.approval_required,

@@ -1,0 +1,28 @@
+"""Third-party MCP servers governed with no code: their tools are Colony tools behind the same gate.
+
+``config`` reads the ``mcpServers`` file, ``pins`` keeps the definitions an operator has
+seen, ``connections`` keeps one session per server, ``tools`` derives a tool class from
+a pinned definition, and ``source`` hands the catalog what to mount.
+"""
+
+from colony.upstream.config import HttpServer, McpServers, StdioServer, load_servers, save_servers, servers_path
+from colony.upstream.pins import PinStore, Review, pins_path
+from colony.upstream.source import Mounted, UpstreamSource
+from colony.upstream.tools import UpstreamTool, catalog_name, sessions
+
+__all__ = [
+    "HttpServer",
+    "McpServers",
+    "Mounted",
+    "PinStore",
+    "Review",
+    "StdioServer",
+    "UpstreamSource",
+    "UpstreamTool",
+    "catalog_name",
+    "load_servers",
+    "pins_path",
+    "save_servers",
+    "servers_path",
+    "sessions",
+]

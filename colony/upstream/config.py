@@ -1,0 +1,221 @@
+"""The MCP servers file: the ``mcpServers`` object MCP clients already use, read and written by Colony.
+
+    {"mcpServers": {
+        "files":   {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/srv"]},
+        "tickets": {"url": "https://tickets.example/mcp",
+                    "headers": {"Authorization": "Bearer ${secret:tickets_token}"}}}}
+
+A stdio server has ``command``/``args``/``env``/``cwd``; a streamable HTTP server has
+``url``/``headers``. Credentials are secret kinds, never literal values: ``${secret:KIND}``
+in an ``env`` or ``headers`` value resolves like every Colony secret (``COLONY_SECRET_KIND``
+or a Prefect Secret block) when the server is started, and a value under a credential-like
+name (``*TOKEN*``, ``*KEY*``, ``*SECRET*``, ``*PASSWORD*``, ``Authorization``...) that holds no
+reference is refused, so a token never sits in the file. The file lives at
+``COLONY_MCP_SERVERS``, else ``mcp-servers.json`` in the Colony home.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import tempfile
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+from colony.errors import McpServersFileError
+from colony.secrets import resolve_secret
+from colony.spec import SecretRequirement
+
+__all__ = [
+    "HttpServer",
+    "McpServers",
+    "ServerConfig",
+    "StdioServer",
+    "load_servers",
+    "parse_servers",
+    "resolve_values",
+    "save_servers",
+    "secret_kinds",
+    "servers_path",
+]
+
+SERVER_NAME = r"^[a-z][a-z0-9_]{0,31}$"
+_SECRET_REFERENCE = re.compile(r"\$\{secret:([a-z][a-z0-9_]*)\}")
+_CREDENTIAL_NAME = re.compile(r"token|secret|passw|api[_-]?key|private[_-]?key|credential|authorization|cookie", re.I)
+_MAX_TIMEOUT = 3600.0
+
+
+def _no_literal_credentials(values: dict[str, str], where: str) -> dict[str, str]:
+    for name, value in values.items():
+        if _CREDENTIAL_NAME.search(name) and not _SECRET_REFERENCE.search(value):
+            raise ValueError(
+                f"{where} {name!r} holds a literal value; a credential is a secret kind: "
+                f"write ${{secret:KIND}} and set COLONY_SECRET_KIND (or a Prefect Secret block)"
+            )
+    return values
+
+
+class _Server(BaseModel):
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    disabled: bool = Field(default=False, description="Listed but not served.")
+    timeout: float = Field(
+        default=30.0, gt=0, le=_MAX_TIMEOUT, description="Seconds a call (and the server's start) may take."
+    )
+    max_message_bytes: int = Field(
+        default=4 << 20,
+        ge=64 << 10,
+        le=256 << 20,
+        description="Largest message read from it; a larger answer is an error.",
+    )
+
+
+class StdioServer(_Server):
+    """A server Colony starts as a child process and talks to over its stdin and stdout."""
+
+    type: Literal["stdio"] = Field(default="stdio", description="The transport.")
+    command: str = Field(min_length=1, description="The program to run (looked up on PATH).")
+    args: tuple[str, ...] = Field(default=(), description="Its arguments.")
+    env: dict[str, str] = Field(default_factory=dict, description="Extra environment; ${secret:KIND} for secrets.")
+    cwd: str | None = Field(default=None, description="Its working directory.")
+
+    @field_validator("env")
+    @classmethod
+    def _env(cls, env: dict[str, str]) -> dict[str, str]:
+        return _no_literal_credentials(env, "env variable")
+
+
+class HttpServer(_Server):
+    """A server reached over MCP's streamable HTTP transport."""
+
+    type: Literal["http", "streamable-http"] = Field(default="http", description="The transport.")
+    url: str = Field(pattern=r"^https?://", description="The server's MCP endpoint.")
+    headers: dict[str, str] = Field(default_factory=dict, description="Headers; ${secret:KIND} for credentials.")
+    max_connections: int = Field(default=8, ge=1, le=256, description="Connections open to it at most.")
+
+    @field_validator("headers")
+    @classmethod
+    def _headers(cls, headers: dict[str, str]) -> dict[str, str]:
+        return _no_literal_credentials(headers, "header")
+
+
+def _transport(value: Any) -> str:
+    if isinstance(value, dict):
+        if "url" in value and value.get("type") != "stdio":
+            return "http"
+        return "stdio"
+    return "stdio" if isinstance(value, StdioServer) else "http"
+
+
+ServerConfig = StdioServer | HttpServer
+
+
+class McpServers(BaseModel):
+    """The file: servers by name."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid", populate_by_name=True)
+
+    servers: dict[str, ServerConfig] = Field(
+        default_factory=dict, alias="mcpServers", description="Each upstream server, by its name in Colony."
+    )
+
+    @model_validator(mode="before")
+    @classmethod
+    def _pick_transport(cls, data: Any) -> Any:
+        if isinstance(data, dict) and isinstance(data.get("mcpServers"), dict):
+            servers = {}
+            for name, value in data["mcpServers"].items():
+                if not isinstance(name, str) or not re.match(SERVER_NAME, name):
+                    raise ValueError(
+                        f"server name {name!r} must be lower-case letters, digits and _ (at most 32), "
+                        "starting with a letter: it prefixes its tools' names"
+                    )
+                if isinstance(value, dict):
+                    model = StdioServer if _transport(value) == "stdio" else HttpServer
+                    try:
+                        value = model.model_validate(value)
+                    except ValidationError as error:
+                        raise ValueError(f"server {name!r}: {_first_problem(error)}") from None
+                servers[name] = value
+            data = {**data, "mcpServers": servers}
+        return data
+
+    def dump(self) -> dict[str, Any]:
+        """The file's JSON document."""
+        return {
+            "mcpServers": {
+                name: server.model_dump(mode="json", exclude_defaults=True) | {"type": server.type}
+                for name, server in sorted(self.servers.items())
+            }
+        }
+
+
+def servers_path(home: Path) -> Path:
+    """``COLONY_MCP_SERVERS`` if set, else ``mcp-servers.json`` in the Colony home."""
+    configured = os.environ.get("COLONY_MCP_SERVERS")
+    return Path(configured).expanduser() if configured else home / "mcp-servers.json"
+
+
+def load_servers(path: Path) -> McpServers:
+    """The servers the file declares (none when it does not exist); McpServersFileError naming what is wrong."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return McpServers()
+    except OSError as error:
+        raise McpServersFileError(f"{path}: cannot be read: {error.strerror or error}") from None
+    try:
+        data = json.loads(raw)
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise McpServersFileError(f"{path}: not valid JSON: {error}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("mcpServers", {}), dict):
+        raise McpServersFileError(f'{path}: expected an object {{"mcpServers": {{name: server, ...}}}}')
+    return parse_servers(data, str(path))
+
+
+def parse_servers(data: Any, source: str) -> McpServers:
+    """``data`` as the servers file's document; McpServersFileError naming ``source`` and what is wrong."""
+    try:
+        return McpServers.model_validate(data)
+    except ValidationError as error:
+        raise McpServersFileError(f"{source}: {_first_problem(error)}") from None
+
+
+def save_servers(servers: McpServers, path: Path) -> None:
+    """Write the file atomically (a temporary file, then a rename), readable by its owner only."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    handle, temporary = tempfile.mkstemp(dir=path.parent, prefix=".mcp-servers.", suffix=".json")
+    try:
+        with os.fdopen(handle, "w", encoding="utf-8") as stream:
+            json.dump(servers.dump(), stream, indent=2)
+            stream.write("\n")
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def secret_kinds(server: StdioServer | HttpServer) -> list[str]:
+    """The secret kinds the server's values reference."""
+    values = server.env if isinstance(server, StdioServer) else server.headers
+    return sorted({kind for value in values.values() for kind in _SECRET_REFERENCE.findall(value)})
+
+
+def resolve_values(name: str, values: dict[str, str]) -> dict[str, str]:
+    """``values`` with each ``${secret:KIND}`` replaced by the secret (MissingSecretError naming the kind)."""
+
+    def secret(match: re.Match[str]) -> str:
+        requirement = SecretRequirement(name=match[1], purpose=f"MCP server {name!r}")
+        return resolve_secret(requirement).get_secret_value()
+
+    return {key: _SECRET_REFERENCE.sub(secret, value) for key, value in values.items()}
+
+
+def _first_problem(error: ValidationError) -> str:
+    detail = error.errors(include_url=False)[0]
+    where = ".".join(str(part) for part in detail["loc"])
+    message = str(detail["msg"]).removeprefix("Value error, ")
+    return f"{where}: {message}" if where else message

@@ -1,0 +1,217 @@
+"""An upstream MCP tool as a Colony tool: a ToolCapability class derived from its pinned definition.
+
+The class's one action forwards the call to the server's shared session. Its spec is
+derived, never declared by the server alone: ``readOnlyHint: true`` is read-only and
+anything else (missing annotations included) is side-effecting, so it passes the gate;
+``destructiveHint: true`` makes it a destructive action in the gate's eyes (a plan must
+bound its scope); the annotations become policy tags. The catalog name is
+``<server>__<tool>`` (letters, digits and ``_``: what every model provider accepts as a
+tool name), so an upstream tool can neither take nor shadow a built-in's name.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import dataclasses
+import inspect
+import json
+import re
+import weakref
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any, ClassVar
+
+import mcp_types
+from jsonschema.exceptions import SchemaError
+
+from colony.capability import ToolCapability
+from colony.capability._actions import ActionDefinition, action_executor
+from colony.errors import FieldError, ToolInputError, ToolUnavailableError, UpstreamProtocolError, UpstreamToolError
+from colony.schemas import compiled_validator, validator_class
+from colony.spec import Backend, Determinism, ExecutionLocality, ToolSpec
+from colony.upstream.config import HttpServer, ServerConfig
+from colony.upstream.connections import UpstreamServer
+from colony.upstream.pins import PinnedTool, Review
+
+__all__ = ["SchemaAction", "UpstreamTool", "catalog_name", "upstream_tool_class"]
+
+_MAX_DESCRIPTION = 4000
+_EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
+_NO_PARAMETERS = inspect.Signature([inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
+_RESERVED_ACTIONS = frozenset(ToolCapability.actions())
+
+
+def catalog_name(server: str, tool: str) -> str:
+    """``<server>__<tool>`` with the tool's name in lower snake case."""
+    words = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", tool)
+    return f"{server}__{re.sub(r'[^a-z0-9]+', '_', words.lower()).strip('_') or 'tool'}"
+
+
+@dataclass(frozen=True, eq=False)
+class SchemaAction(ActionDefinition):
+    """An action whose contract is a JSON Schema the server declared, checked with jsonschema."""
+
+    def validate_input(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        validator = compiled_validator(self.input_schema)
+        problems = [
+            FieldError(
+                field="/".join(str(part) for part in error.absolute_path) or "<root>",
+                message=error.message[:300],
+            )
+            for error in validator.iter_errors(dict(arguments))
+        ][:20]
+        if problems:
+            summary = "; ".join(f"{problem.field}: {problem.message}" for problem in problems[:3])
+            raise ToolInputError(f"invalid arguments for {self.name}: {summary}", action=self.name, errors=problems)
+        return dict(arguments)
+
+
+class UpstreamTool(ToolCapability):
+    """A tool served by a connected MCP server (a derived subclass per tool)."""
+
+    __abstract_tool__ = True
+    server: ClassVar[str]
+    upstream_name: ClassVar[str]
+    server_config: ClassVar[ServerConfig]
+    observe: ClassVar[Callable[[str, list[dict[str, Any]]], Review]]
+
+    async def forward(self, **arguments: Any) -> Any:
+        """Send the call over the server's shared session; refused while the tool's definition has drifted."""
+        session = sessions.get(self.server, self.server_config, type(self).observe)
+        if self.upstream_name in session.out_of_service:
+            reason = (
+                f"its definition on MCP server {self.server!r} changed since it was pinned; an operator must "
+                f"review it (colony mcp-servers pin {self.server})"
+            )
+            raise ToolUnavailableError(
+                f"tool {self.spec.name!r} is out of service: {reason}", tool=self.spec.name, reason=reason
+            )
+        result = await session.call_tool(self.upstream_name, arguments)
+        return result_value(self.server, self.upstream_name, result)
+
+    async def shutdown(self) -> None:
+        """Stop the server's session in this event loop (the next call starts it again)."""
+        await sessions.close(self.server)
+
+
+def upstream_tool_class(
+    server: str, config: ServerConfig, pinned: PinnedTool, *, observe: Callable[[str, list[dict[str, Any]]], Review]
+) -> type[UpstreamTool]:
+    """The tool class of one pinned upstream tool (ValueError naming what the definition gets wrong)."""
+    definition = pinned.definition
+    name = catalog_name(server, pinned.name)
+    action = name.split("__", 1)[1]
+    if action in _RESERVED_ACTIONS:
+        raise ValueError(f"its name {pinned.name!r} is an action every Colony tool has")
+    annotations = definition.get("annotations") or {}
+    read_only = annotations.get("readOnlyHint") is True
+    tags = ["mcp", f"mcp_server:{server}", "read_only" if read_only else "side_effecting"]
+    if not read_only and annotations.get("destructiveHint") is True:
+        tags.append("destructive")
+    if annotations.get("openWorldHint") is not False:
+        tags.append("open_world")
+    if annotations.get("idempotentHint") is True:
+        tags.append("idempotent")
+    schema = definition.get("inputSchema") or _EMPTY_OBJECT
+    try:
+        validator_class(schema).check_schema(schema)
+    except SchemaError as error:
+        raise ValueError(f"its inputSchema is not a JSON Schema: {error.message}") from None
+    spec = ToolSpec(
+        name=name,
+        description=str(definition.get("description") or definition.get("title") or pinned.name)[:_MAX_DESCRIPTION],
+        domain="mcp",
+        backend=Backend.HTTP_API if isinstance(config, HttpServer) else Backend.CLI_SUBPROCESS,
+        capabilities=(action,),
+        determinism=Determinism.NONDETERMINISTIC,
+        side_effecting=not read_only,
+        execution_locality=ExecutionLocality.LOCAL,
+        policy_tags=tuple(tags),
+        extra={"mcp_server": server, "mcp_tool": pinned.name, "pinned_sha256": pinned.sha256},
+    )
+
+    attribute = f"call_{action}"  # never an attribute of the base class, whatever the server names its tool
+
+    async def forward(self: UpstreamTool, **arguments: Any) -> Any:
+        return await UpstreamTool.forward(self, **arguments)
+
+    forward.__name__ = forward.__qualname__ = attribute
+    forward.__doc__ = spec.description
+    forward.__signature__ = _NO_PARAMETERS  # type: ignore[attr-defined]  # the JSON Schema is the contract
+    namespace = {
+        "__module__": __name__,
+        "__doc__": spec.description,
+        "spec": spec,
+        "server": server,
+        "upstream_name": pinned.name,
+        "server_config": config,
+        "observe": staticmethod(observe),
+        attribute: action_executor(name=action, side_effecting=not read_only)(forward),
+    }
+    cls: type[UpstreamTool] = type(f"Upstream_{name}", (UpstreamTool,), namespace)
+    actions = dict(cls.__colony_actions__)
+    actions[action] = _schema_action(actions[action], schema)
+    cls.__colony_actions__ = MappingProxyType(actions)
+    return cls
+
+
+def _schema_action(definition: ActionDefinition, schema: dict[str, Any]) -> SchemaAction:
+    fields = {field.name: getattr(definition, field.name) for field in dataclasses.fields(definition) if field.init}
+    return SchemaAction(**{**fields, "input_schema": schema})
+
+
+def result_value(server: str, tool: str, result: mcp_types.CallToolResult) -> Any:
+    """What an upstream result means to a Colony caller: its structured content, else its text and data."""
+    if result.is_error:
+        text = " ".join(block.text for block in result.content if isinstance(block, mcp_types.TextContent))
+        raise UpstreamToolError(f"{tool} on MCP server {server!r} failed: {text[:2000] or 'no message'}", server=server)
+    if result.structured_content is not None:
+        return result.structured_content
+    blocks = []
+    for block in result.content:
+        if isinstance(block, mcp_types.TextContent):
+            blocks.append({"type": "text", "text": block.text})
+        else:
+            blocks.append(block.model_dump(mode="json", by_alias=True, exclude_none=True))
+    if len(blocks) == 1 and blocks[0].get("type") == "text":
+        return {"text": blocks[0]["text"]}
+    try:
+        json.dumps(blocks)
+    except (TypeError, ValueError) as error:
+        raise UpstreamProtocolError(
+            f"{tool} on MCP server {server!r} answered unusable content: {error}", server=server
+        ) from None
+    return {"content": blocks}
+
+
+class _Sessions:
+    """One UpstreamServer per server and configuration in each event loop."""
+
+    def __init__(self) -> None:
+        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, UpstreamServer]] = (
+            weakref.WeakKeyDictionary()
+        )
+
+    def get(
+        self, server: str, config: ServerConfig, observe: Callable[[str, list[dict[str, Any]]], Review]
+    ) -> UpstreamServer:
+        loop = asyncio.get_running_loop()
+        servers = self._by_loop.setdefault(loop, {})
+        session = servers.get(server)
+        if session is None or session.config != config:
+            session = servers[server] = UpstreamServer(server, config, on_listed=observe)
+        return session
+
+    def running(self) -> dict[str, UpstreamServer]:
+        """The sessions of the running loop, by server."""
+        return dict(self._by_loop.get(asyncio.get_running_loop(), {}))
+
+    async def close(self, server: str) -> None:
+        """Stop ``server``'s session in the running loop, if it has one."""
+        session = self._by_loop.get(asyncio.get_running_loop(), {}).pop(server, None)
+        if session is not None:
+            await session.aclose()
+
+
+sessions = _Sessions()
