@@ -28,8 +28,8 @@ def mcp(
     ] = None,
 ) -> None:
     """Serve the colony_* kernel tools and every catalog tool over MCP on stdin/stdout."""
-    from colony.surfaces.mcp_changes import ToolListNotifier
-    from colony.surfaces.mcp_server import build_mcp_server, run_stdio
+    from colony.surfaces.mcp.changes import ToolListNotifier
+    from colony.surfaces.mcp.server import build_mcp_server, run_stdio
 
     try:
         settings = serving_settings()  # the kernel and tools the flows use, when a Prefect server keeps the block

@@ -41,7 +41,7 @@ from colony.surfaces.gateway.routing import Router
 from colony.surfaces.gateway.settings import GatewaySettings
 from colony.surfaces.gateway.shares import PrincipalWaits
 from colony.surfaces.gateway.throttle import McpCallLimits
-from colony.surfaces.mcp_server import AGENT_HEADER, build_mcp_server
+from colony.surfaces.mcp.server import AGENT_HEADER, build_mcp_server
 
 if TYPE_CHECKING:
     from colony.kernel import KernelSettings

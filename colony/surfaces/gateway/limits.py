@@ -11,7 +11,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from colony.errors import AuthenticationError, ColonyError
 from colony.surfaces.auth import Authenticator, principal_of
 from colony.surfaces.error_mapping import http_status
-from colony.surfaces.mcp_server import PRINCIPAL_STATE
+from colony.surfaces.mcp.server import PRINCIPAL_STATE
 
 __all__ = ["McpAuthEndpoint", "send_error"]
 

@@ -23,7 +23,7 @@ from colony.runtime.refusals import RefusalRecorder
 from colony.surfaces.error_mapping import http_headers, http_status, mcp_error
 from colony.surfaces.gateway.refused import Admitted
 from colony.surfaces.gateway.replies import send_json
-from colony.surfaces.mcp_server import PRINCIPAL_STATE
+from colony.surfaces.mcp.server import PRINCIPAL_STATE
 
 __all__ = ["McpCallLimits"]
 

@@ -10,7 +10,7 @@ answers, never a crashed session: a bad argument or a refused call is an
 JSON-RPC error, as the protocol asks (so is a tool whose catalog entry failed to
 load: it is not listed, and the error gives the reason). The listing is the catalog as it is now
 (re-read when the registry file changes); ``colony mcp`` also tells its client
-when the tools change (see mcp_changes.py).
+when the tools change (see changes.py).
 """
 
 from __future__ import annotations
@@ -30,9 +30,9 @@ from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, Principal, R
 from colony.surfaces.approval_tools import approval_tools, call_approval_tool, mcp_resolution
 from colony.surfaces.error_mapping import mcp_error
 from colony.surfaces.kernel_tools import call_kernel_tool, kernel_tools
-from colony.surfaces.mcp_changes import ToolListNotifier
-from colony.surfaces.mcp_listing import approval_listing, catalog_listing, kernel_listing
-from colony.surfaces.mcp_results import catalog_result, error_result, held_result, kernel_error_result, value_result
+from colony.surfaces.mcp.changes import ToolListNotifier
+from colony.surfaces.mcp.listing import approval_listing, catalog_listing, kernel_listing
+from colony.surfaces.mcp.results import catalog_result, error_result, held_result, kernel_error_result, value_result
 
 __all__ = ["AGENT_HEADER", "PRINCIPAL_STATE", "build_mcp_server", "run_stdio"]
 
