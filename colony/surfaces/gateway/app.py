@@ -22,7 +22,6 @@ from starlette.types import ASGIApp
 from colony.api_docs import serve_docs
 from colony.errors import ColonyError, field_errors, summarize
 from colony.runtime import KernelProvider, Runtime
-from colony.runtime.rate_limits import RateLimiter
 from colony.surfaces.auth import principal_of
 from colony.surfaces.definitions import catalog_record, served_definition, unavailable_record
 from colony.surfaces.error_mapping import http_headers, http_status
@@ -35,12 +34,11 @@ from colony.surfaces.gateway.mcp_methods import StatelessMcpMethods
 from colony.surfaces.gateway.mesh import merge
 from colony.surfaces.gateway.models import ToolCallRequest, ToolCallResponse
 from colony.surfaces.gateway.origins import OriginPolicy, TransportGuardMiddleware
-from colony.surfaces.gateway.refused import Admitted, CountUnauthenticated
+from colony.surfaces.gateway.refused import CountUnauthenticated
 from colony.surfaces.gateway.resource import metadata_url, resource_routes
 from colony.surfaces.gateway.routing import Router
 from colony.surfaces.gateway.settings import GatewaySettings
 from colony.surfaces.gateway.shares import PrincipalWaits
-from colony.surfaces.gateway.throttle import McpCallLimits
 from colony.surfaces.mcp.server import AGENT_HEADER, build_mcp_server
 
 if TYPE_CHECKING:
@@ -75,8 +73,9 @@ def create_app(
     """The gateway app; ``settings`` default to the environment's, ``runtime`` to one the app owns.
 
     A runtime the app creates (and so its tool instances, sandbox containers included) is
-    shut down with the app; one passed in belongs to the caller. The app's own runtime builds
-    its kernel from ``kernel_settings`` (default: ``COLONY_*``).
+    shut down with the app; one passed in belongs to the caller, and so do its limits. The app's
+    own runtime builds its kernel from ``kernel_settings`` (default: ``COLONY_*``) and holds calls
+    to ``settings.rate_limits``.
     """
     settings = settings or GatewaySettings.from_env()
     settings.check_safe()
@@ -86,13 +85,13 @@ def create_app(
         timeout_seconds=settings.call_timeout_seconds,
         max_argument_bytes=settings.max_argument_bytes,
         isolate_cpu_bound=True,
+        rate_limits=settings.rate_limits,
     )
     authenticator = settings.authenticator()
     challenge = 'Bearer realm="colony"'
     if settings.uses_jwt and settings.jwt_audience:
         metadata = metadata_url(settings.jwt_audience)
         challenge = f'Bearer realm="colony", resource_metadata="{metadata}"'
-    limiter = RateLimiter(settings.rate_limits)
     manager = StreamableHTTPSessionManager(
         app=build_mcp_server(runtime),
         json_response=True,
@@ -122,8 +121,7 @@ def create_app(
         principal = await principal_of(authenticator, headers.get("authorization"))
         body = _parse_tool_call(raw)
         agent = (headers.get(AGENT_HEADER) or "").strip() or None
-        async with Admitted(limiter, runtime.refusals, principal, body.tool_name, agent):
-            routed = await router.call(body, principal, agent)
+        routed = await router.call(body, principal, agent)
         if routed.held and routed.approval is not None:
             links = approval_links(routed.approval["approval_id"])
             approval = routed.approval | links
@@ -168,8 +166,8 @@ def create_app(
         app.outermost = hot_path
     else:  # outermost of all: every 401 is counted, the hot path's as well as the app's routes'
         app.outermost = lambda stack: CountUnauthenticated(hot_path(stack), runtime.refusals)
-    mcp_calls = McpCallLimits(StreamableHTTPASGIApp(manager), limiter, runtime.refusals)
-    mcp_endpoint = StatelessMcpMethods(McpAuthEndpoint(authenticator, JsonRpcGuard(mcp_calls), challenge))
+    mcp_transport = JsonRpcGuard(StreamableHTTPASGIApp(manager))
+    mcp_endpoint = StatelessMcpMethods(McpAuthEndpoint(authenticator, mcp_transport, challenge))
     app.router.routes.append(Route("/mcp", endpoint=mcp_endpoint, methods=["GET", "POST", "DELETE"]))
     if settings.uses_jwt and settings.jwt_audience:
         app.router.routes.extend(resource_routes(settings.jwt_audience, settings.authorization_servers))
