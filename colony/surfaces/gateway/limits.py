@@ -8,7 +8,6 @@ request's state, and McpAuthEndpoint gives that answer the status the gateway gi
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.datastructures import Headers
@@ -17,6 +16,7 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 from colony.errors import AuthenticationError, ColonyError
 from colony.surfaces.auth import Authenticator, principal_of
 from colony.surfaces.error_mapping import http_headers, http_status
+from colony.surfaces.gateway.replies import send_json
 from colony.surfaces.mcp.server import PRINCIPAL_STATE, REFUSAL_STATE
 
 __all__ = ["McpAuthEndpoint", "send_error"]
@@ -32,12 +32,8 @@ async def send_error(
     if jsonrpc:
         data = mcp_error(error)
         body = {"jsonrpc": "2.0", "id": None, "error": data.model_dump(mode="json", exclude_none=True)}
-    payload = json.dumps(body).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
-    if isinstance(error, AuthenticationError):
-        headers.append((b"www-authenticate", challenge.encode()))
-    await send({"type": "http.response.start", "status": http_status(error), "headers": headers})
-    await send({"type": "http.response.body", "body": payload})
+    headers = {"www-authenticate": challenge} if isinstance(error, AuthenticationError) else {}
+    await send_json(send, http_status(error), body, headers=headers)
 
 
 class McpAuthEndpoint:
