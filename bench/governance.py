@@ -220,7 +220,6 @@ def pure_throughput(source: Path | None, home: str) -> tuple[float, float, float
 APP_HARNESS = """
 import asyncio, json, os, sys, tempfile, time
 os.environ["COLONY_HOME"] = tempfile.mkdtemp()
-os.environ["COLONY_GATEWAY_RATE_LIMITS"] = sys.argv[1]
 from colony.surfaces.gateway import GatewaySettings, create_app
 
 body = sys.argv[2].encode()
@@ -231,7 +230,7 @@ scope = {"type": "http", "asgi": {"version": "3.0"}, "http_version": "1.1", "met
          "headers": headers, "client": ("127.0.0.1", 5000), "server": ("127.0.0.1", 8787)}
 
 async def main():
-    app = create_app(GatewaySettings(port=8787))
+    app = create_app(GatewaySettings(port=8787, rate_limits=json.loads(sys.argv[1])))  # no call is refused 429
     events, started = asyncio.Queue(), asyncio.Event()
     await events.put({"type": "lifespan.startup"})
     async def lifespan_send(message):

@@ -64,3 +64,16 @@ def test_mypy_checks_every_package_but_the_tests() -> None:
     roots = (ROOT, ROOT / config["mypy_path"])
     found = {path.name for root in roots for path in root.iterdir() if (path / "__init__.py").is_file()}
     assert found - {"tests"} == set(config["packages"])
+
+
+def test_the_mcp_server_importing_the_gateway_breaks_a_contract(tmp_path: Path) -> None:
+    for package in PACKAGES:
+        shutil.copytree(ROOT / package, tmp_path / package, ignore=shutil.ignore_patterns("__pycache__"))
+    results = tmp_path / "colony" / "surfaces" / "mcp" / "results.py"
+    results.write_text(
+        results.read_text() + "\n\ndef _send():\n    from colony.surfaces.gateway.replies import send_json\n"
+    )
+    answer = lint_imports(tmp_path)
+    assert answer.returncode == 1
+    assert "The MCP server is served by the gateway and by colony mcp: it imports neither BROKEN" in answer.stdout
+    assert "colony.surfaces.mcp.results -> colony.surfaces.gateway.replies" in answer.stdout

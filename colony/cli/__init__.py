@@ -2,17 +2,16 @@
 
 from __future__ import annotations
 
-import typer
-
 from colony.cli.agent import agent_app
 from colony.cli.approvals import approvals_app
 from colony.cli.audit import audit_app
 from colony.cli.blocks import blocks_app
 from colony.cli.deploy import deploy
+from colony.cli.failures import ColonyTyper, fail
 from colony.cli.hpc import hpc_app
 from colony.cli.kernel import kernel_app
 from colony.cli.mcp_servers import mcp_servers_app
-from colony.cli.output import cli_console, quiet_prefect_drain
+from colony.cli.output import quiet_prefect_drain
 from colony.cli.policy import policy_app
 from colony.cli.sandbox import sandbox_app
 from colony.cli.serve import gateway, mcp
@@ -21,7 +20,7 @@ from colony.cli.up import up
 from colony.errors import ColonyError, KernelInputError
 from colony.kernel import KernelSettings
 
-app = typer.Typer(no_args_is_help=True, help="Colony: a governed tool runtime for AI agents.")
+app = ColonyTyper(no_args_is_help=True, help="Colony: a governed tool runtime for AI agents.")
 
 
 @app.callback()
@@ -36,9 +35,8 @@ def _check_home() -> None:
     try:
         if not settings.database_url:
             settings.checked_home()
-    except ColonyError as error:
-        cli_console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
-        raise typer.Exit(code=1) from None
+    except ColonyError as error:  # a callback, not a command: rendered here, the way every command's error is
+        raise fail(error) from None
 
 
 app.add_typer(tools_app, name="tools")

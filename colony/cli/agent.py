@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from colony.cli.failures import ColonyTyper, JsonFlag, fail
 from colony.cli.output import cli_console
 from colony.cli.settings import serving_settings
 from colony.errors import ColonyError
@@ -26,30 +27,21 @@ if TYPE_CHECKING:
 # colony.agents (and pydantic-ai with it) is imported by the agent commands only: every other
 # `colony` command, and the servers it starts, would otherwise pay for importing it.
 
-agent_app = typer.Typer(no_args_is_help=True, help="Agents: what the model sees, the model loop, held runs.")
+agent_app = ColonyTyper(no_args_is_help=True, help="Agents: what the model sees, the model loop, held runs.")
 console = cli_console()
 err = cli_console(stderr=True)
 SpecArgument = Annotated[Path, typer.Argument(help="The agent's spec file (YAML or JSON).")]
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
-
-
-def _fail(error: ColonyError) -> typer.Exit:
-    err.print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
-    return typer.Exit(code=1)
 
 
 def _assemble(spec_path: Path) -> Agent:
     from colony.agents import assemble, load_agent_spec
     from colony.runtime import KernelProvider, Runtime
 
-    try:
-        settings = serving_settings()
-        return assemble(
-            load_agent_spec(spec_path),
-            Runtime(kernels=KernelProvider(settings=settings.kernel), policies=settings.policy),
-        )
-    except ColonyError as error:
-        raise _fail(error) from None
+    settings = serving_settings()
+    return assemble(
+        load_agent_spec(spec_path),
+        Runtime(kernels=KernelProvider(settings=settings.kernel), policies=settings.policy),
+    )
 
 
 def held_runs_directory() -> Path:
@@ -125,10 +117,7 @@ def run_agent(
         finally:
             await agent.runtime.aclose()
 
-    try:
-        result = asyncio.run(go())
-    except ColonyError as error:
-        raise _fail(error) from None
+    result = asyncio.run(go())
     _finish(agent, result, str(spec), as_json)
 
 
@@ -143,16 +132,13 @@ def resume(
     """Carry on a held run with the kernel's decisions: approved calls run (once), rejected ones answer so."""
     from colony.agents import HeldRun, decisions, run
 
-    try:
-        held = HeldRun.load(held_runs_directory(), run_id)
-    except ColonyError as error:
-        raise _fail(error) from None
+    held = HeldRun.load(held_runs_directory(), run_id)
     spec_path = spec or (Path(held.spec_path) if held.spec_path else None)
     if spec_path is None:
-        raise _fail(ColonyError(f"held run {run_id} names no spec file: pass --spec"))
+        raise fail(ColonyError(f"held run {run_id} names no spec file: pass --spec"))
     agent = _assemble(spec_path)
     if agent.name != held.agent:
-        raise _fail(ColonyError(f"held run {run_id} is agent {held.agent!r}'s, not {agent.name!r}'s"))
+        raise fail(ColonyError(f"held run {run_id} is agent {held.agent!r}'s, not {agent.name!r}'s"))
 
     async def go() -> Any:
         try:
@@ -161,9 +147,6 @@ def resume(
         finally:
             await agent.runtime.aclose()
 
-    try:
-        result = asyncio.run(go())
-    except ColonyError as error:
-        raise _fail(error) from None
+    result = asyncio.run(go())
     (held_runs_directory() / f"{run_id}.json").unlink(missing_ok=True)
     _finish(agent, result, str(spec_path), as_json)

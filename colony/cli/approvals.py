@@ -16,12 +16,12 @@ import typer
 from rich.markup import escape
 from rich.table import Column, Table
 
-from colony.cli.kernel import JsonFlag, _fail, _kernel
+from colony.cli.failures import ColonyTyper, JsonFlag
+from colony.cli.kernel import _kernel
 from colony.cli.output import cli_console
-from colony.errors import ColonyError
 from colony.kernel import Approval
 
-approvals_app = typer.Typer(no_args_is_help=True, help="Held calls waiting for (or decided by) a person.")
+approvals_app = ColonyTyper(no_args_is_help=True, help="Held calls waiting for (or decided by) a person.")
 IdArgument = Annotated[str, typer.Argument(help="The approval request's id.")]
 DisplayNameOption = Annotated[
     str | None,
@@ -83,10 +83,7 @@ def list_approvals(
     as_json: JsonFlag = False,
 ) -> None:
     """List approval requests, newest first."""
-    try:
-        found = _kernel(as_json).list_approvals(state=state, agent_id=agent)
-    except ColonyError as error:
-        raise _fail(error, as_json) from None
+    found = _kernel().list_approvals(state=state, agent_id=agent)
     if as_json:
         typer.echo(json.dumps([approval.model_dump(mode="json") for approval in found], indent=2))
         return
@@ -118,10 +115,7 @@ def list_approvals(
 @approvals_app.command("show")
 def show(approval_id: IdArgument, as_json: JsonFlag = False) -> None:
     """Show everything a reviewer needs to judge one request."""
-    try:
-        _emit(_kernel(as_json).get_approval(approval_id), as_json)
-    except ColonyError as error:
-        raise _fail(error, as_json) from None
+    _emit(_kernel().get_approval(approval_id), as_json)
 
 
 def _resume(approval: Approval) -> bool:
@@ -186,10 +180,7 @@ def approve(
     """Approve a pending request: a Prefect run waiting on it resumes; any other caller resubmits with its id."""
     from colony.runtime import LOCAL_OPERATOR
 
-    try:
-        approval = _kernel(as_json).approve(approval_id, LOCAL_OPERATOR.agent_id, note, display_name=display_name)
-    except ColonyError as error:
-        raise _fail(error, as_json) from None
+    approval = _kernel().approve(approval_id, LOCAL_OPERATOR.agent_id, note, display_name=display_name)
     _emit(approval, as_json)
     if not _resume(approval) and not as_json:
         cli_console(stderr=True, soft_wrap=True).print(_next_step(approval), highlight=False)
@@ -202,9 +193,6 @@ def reject(
     """Reject a pending request: the refusal is recorded against the agent that asked (a waiting run resumes)."""
     from colony.runtime import LOCAL_OPERATOR
 
-    try:
-        approval = _kernel(as_json).reject(approval_id, LOCAL_OPERATOR.agent_id, note, display_name=display_name)
-    except ColonyError as error:
-        raise _fail(error, as_json) from None
+    approval = _kernel().reject(approval_id, LOCAL_OPERATOR.agent_id, note, display_name=display_name)
     _emit(approval, as_json)
     _resume(approval)

@@ -19,13 +19,14 @@ import typer
 from rich.markup import escape
 from rich.table import Column, Table
 
-from colony.cli.kernel import JsonFlag, _fail, _kernel
+from colony.cli.failures import ColonyTyper, JsonFlag, fail
+from colony.cli.kernel import _kernel
 from colony.cli.output import cli_console
-from colony.errors import ColonyError, KernelInputError
+from colony.errors import KernelInputError
 from colony.kernel import AuditEntry
 from colony.kernel.audit_query import MAX_LIMIT
 
-audit_app = typer.Typer(no_args_is_help=True, help="The kernel's tamper-evident record of decisions.")
+audit_app = ColonyTyper(no_args_is_help=True, help="The kernel's tamper-evident record of decisions.")
 
 
 def _since(value: str) -> tuple[int, float | None]:
@@ -111,22 +112,19 @@ def list_entries(
     as_json: JsonFlag = False,
 ) -> None:
     """List audit entries newest first, filtered, as a table (or JSON); export and verify read the whole log."""
-    try:
-        since_at, until_at = _time(since, "since"), _time(until, "until")
-        # An ISO time has microseconds; an entry's time is a float rounded to them when shown: a
-        # microsecond of slack keeps an entry's own shown time including that entry.
-        entries = _kernel(as_json).audit_list(
-            who=who,
-            on_behalf=agent,
-            event=event,
-            verdict=verdict,
-            tool=tool,
-            since_at=None if since_at is None else since_at - 1e-6,
-            until_at=None if until_at is None else until_at + 1e-6,
-            limit=limit,
-        )
-    except ColonyError as error:
-        raise _fail(error, as_json) from None
+    since_at, until_at = _time(since, "since"), _time(until, "until")
+    # An ISO time has microseconds; an entry's time is a float rounded to them when shown: a
+    # microsecond of slack keeps an entry's own shown time including that entry.
+    entries = _kernel().audit_list(
+        who=who,
+        on_behalf=agent,
+        event=event,
+        verdict=verdict,
+        tool=tool,
+        since_at=None if since_at is None else since_at - 1e-6,
+        until_at=None if until_at is None else until_at + 1e-6,
+        limit=limit,
+    )
     if as_json:
         typer.echo(json.dumps([entry.model_dump(mode="json") for entry in entries], indent=2))
     elif not entries:
@@ -147,7 +145,7 @@ def export(
     """Write the audit log's entries as JSON lines, oldest first; the head hash goes to standard error."""
     try:
         since_seq, since_at = _since(since)
-        kernel = _kernel(False)
+        kernel = _kernel()
         stream: TextIO = output.open("w", encoding="utf-8") if output is not None else sys.stdout
         count, last = 0, None
         try:
@@ -157,10 +155,8 @@ def export(
         finally:
             if output is not None:
                 stream.close()
-    except ColonyError as error:
-        raise _fail(error, False) from None
     except OSError as error:
-        raise _fail(f"cannot write {output}: {error.strerror}", False) from None
+        raise fail(f"cannot write {output}: {error.strerror}") from None
     where = f" to {output}" if output is not None else ""
     head = f"; last entry {last.seq}, hash {last.hash}" if last is not None else ""
     typer.echo(f"exported {count} entries{where}{head}", err=True)
@@ -175,10 +171,7 @@ def verify(
     as_json: JsonFlag = False,
 ) -> None:
     """Check every entry's hash and link, and the head; exit 1 naming the first entry changed, inserted or removed."""
-    try:
-        check = _kernel(as_json).verify_audit(head)
-    except ColonyError as error:
-        raise _fail(error, as_json) from None
+    check = _kernel().verify_audit(head)
     if as_json:
         typer.echo(check.model_dump_json())
     elif check.ok:

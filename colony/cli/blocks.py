@@ -5,15 +5,14 @@ from __future__ import annotations
 import importlib
 from typing import TYPE_CHECKING
 
-import typer
-
+from colony.cli.failures import ColonyTyper
 from colony.cli.output import cli_console
-from colony.errors import ColonyError, SettingsError
+from colony.errors import SettingsError
 
 if TYPE_CHECKING:
     from colony.settings import ColonySettings
 
-blocks_app = typer.Typer(no_args_is_help=True, help="Colony's Prefect blocks.")
+blocks_app = ColonyTyper(no_args_is_help=True, help="Colony's Prefect blocks.")
 console = cli_console()
 
 
@@ -26,11 +25,7 @@ def register() -> None:
 @blocks_app.command("save")
 def save() -> None:
     """Save this environment's settings (COLONY_*: kernel, gateway, sandbox, HPC) as the block everything loads."""
-    try:
-        name = save_settings_block()
-    except ColonyError as error:
-        cli_console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
-        raise typer.Exit(code=1) from None
+    name = save_settings_block()
     console.print(f"[green]✓[/green] saved this environment's settings as the ColonyConfig block {name!r}")
 
 

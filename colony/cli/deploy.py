@@ -13,12 +13,12 @@ import os
 import subprocess
 import sys
 from pathlib import Path
-from typing import Annotated, NoReturn
+from typing import Annotated
 
 import typer
 
+from colony.cli.failures import fail
 from colony.cli.output import cli_console
-from colony.errors import ColonyError
 
 __all__ = ["DEFAULT_WORKER_LIMIT", "WORK_POOL", "deploy", "worker_command"]
 
@@ -50,20 +50,17 @@ def deploy(
     """Deploy Colony to the Prefect server PREFECT_API_URL names: work pool, deployments, automation, blocks."""
     api_url = os.environ.get("PREFECT_API_URL") or _profile_api_url()
     if not api_url:
-        _fail(
+        raise fail(
             "PREFECT_API_URL names no Prefect server: set it to the shared server's API, e.g. http://prefect:4200/api"
         )
     checkout = (project or _installed_checkout()).resolve()
     if not (checkout / "prefect.yaml").is_file():
-        _fail(f"project: no prefect.yaml in {checkout}; pass the Colony checkout with --project")
+        raise fail(f"project: no prefect.yaml in {checkout}; pass the Colony checkout with --project")
     from colony.cli.blocks import register_block_types, save_settings_block
     from colony.cli.zombies import ensure_automations
     from colony.settings import ColonySettings
 
-    try:  # a bad variable stops the deployment before it changes anything
-        settings = ColonySettings.from_env() if blocks else None
-    except ColonyError as error:
-        _fail(str(error))
+    settings = ColonySettings.from_env() if blocks else None  # a bad variable stops the deployment first
     console.print(f"Deploying Colony to {api_url}")
     console.print(f"  work pool {WORK_POOL!r}: {ensure_work_pool()}")
     names = deploy_project(checkout)
@@ -109,7 +106,7 @@ def deploy_project(checkout: Path) -> list[str]:
     )
     if result.returncode != 0:
         console.print(result.stdout[-4000:], result.stderr[-4000:], highlight=False)
-        _fail(f"prefect deploy --all failed with exit code {result.returncode} (output above)")
+        raise fail(f"prefect deploy --all failed with exit code {result.returncode} (output above)")
     return deployment_names(checkout)
 
 
@@ -132,8 +129,3 @@ def _profile_api_url() -> str | None:
 
     value = PREFECT_API_URL.value()
     return str(value) if value else None
-
-
-def _fail(message: str) -> NoReturn:
-    cli_console(stderr=True).print(f"[red]error:[/red] {message}", highlight=False)
-    raise typer.Exit(code=1)

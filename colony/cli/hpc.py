@@ -6,9 +6,9 @@ from typing import Annotated
 
 import typer
 
-from colony.errors import ColonyError
+from colony.cli.failures import ColonyTyper, fail
 
-hpc_app = typer.Typer(no_args_is_help=True, help="The HPC service: tool jobs on AWS Batch, artifacts in S3.")
+hpc_app = ColonyTyper(no_args_is_help=True, help="The HPC service: tool jobs on AWS Batch, artifacts in S3.")
 
 
 @hpc_app.command("serve")
@@ -28,7 +28,6 @@ def serve(
 
     try:
         app = create_app(load_settings(block).hpc)
-    except (ColonyError, ValueError) as error:
-        typer.echo(f"error: {error}", err=True)
-        raise typer.Exit(code=1) from None
+    except ValueError as error:
+        raise fail(str(error)) from None
     uvicorn.run(app, host=host, port=port, log_level="info")

@@ -11,39 +11,26 @@ import typer
 from pydantic import BaseModel
 from rich.table import Table
 
+from colony.cli.failures import ColonyTyper, JsonFlag, fail
 from colony.cli.output import cli_console
 from colony.cli.settings import command_settings
-from colony.errors import ColonyError
 from colony.kernel import ColonyKernel, ColonyStatus
 
-kernel_app = typer.Typer(no_args_is_help=True, help="The Colony kernel: gate, trust, budget, pheromones.")
+kernel_app = ColonyTyper(no_args_is_help=True, help="The Colony kernel: gate, trust, budget, pheromones.")
 console = cli_console()
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 FileArgument = Annotated[str, typer.Argument(help="A JSON file, or '-' for standard input.")]
-
-
-def _fail(error: ColonyError | str, as_json: bool) -> typer.Exit:
-    payload = error.to_dict() if isinstance(error, ColonyError) else {"type": "Error", "message": error}
-    if as_json:
-        typer.echo(json.dumps({"ok": False, "error": payload}))
-    else:
-        cli_console(stderr=True).print(f"[red]error:[/red] {payload['message']}", highlight=False, soft_wrap=True)
-    return typer.Exit(code=1)
 
 
 def _read(source: str, as_json: bool) -> str:
     try:
         return sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8")
     except OSError as error:
-        raise _fail(f"cannot read {source}: {error.strerror or error}", as_json) from None
+        raise fail(f"cannot read {source}: {error.strerror or error}", as_json=as_json) from None
 
 
-def _kernel(as_json: bool) -> ColonyKernel:
+def _kernel() -> ColonyKernel:
     """The kernel the flows use: the settings block's when a Prefect server has one, else COLONY_*."""
-    try:
-        return ColonyKernel(command_settings().kernel)
-    except ColonyError as error:
-        raise _fail(error, as_json) from None
+    return ColonyKernel(command_settings().kernel)
 
 
 def _show(result: BaseModel | dict[str, Any], as_json: bool) -> None:
@@ -79,7 +66,7 @@ def _print_status(status: ColonyStatus) -> None:
 @kernel_app.command("status")
 def status(as_json: JsonFlag = False) -> None:
     """Show the colony's dashboard: tick, pheromones, budget, roles, recent consequences."""
-    result = _kernel(as_json).status()
+    result = _kernel().status()
     if as_json:
         _show(result, as_json)
     else:
@@ -94,10 +81,7 @@ def tick(
     ] = None,
 ) -> None:
     """Advance the colony one tick (evaporation and expiry) and show the status."""
-    try:
-        result = _kernel(as_json).tick(key)
-    except ColonyError as error:
-        raise _fail(error, as_json) from None
+    result = _kernel().tick(key)
     if as_json:
         _show(result, as_json)
     else:
@@ -107,10 +91,7 @@ def tick(
 @kernel_app.command("profile")
 def profile(agent: Annotated[str, typer.Argument(help="The agent's id.")], as_json: JsonFlag = False) -> None:
     """Show an agent's trust profile (reads only: an agent never seen shows the default SANDBOX profile)."""
-    try:
-        found = _kernel(as_json).agent_profile(agent)
-    except ColonyError as error:
-        raise _fail(error, as_json) from None
+    found = _kernel().agent_profile(agent)
     _show(found, as_json)
 
 
@@ -124,20 +105,14 @@ def trust(
     as_json: JsonFlag = False,
 ) -> None:
     """Set an agent's trust, and so its role (an operator's override)."""
-    try:
-        _show(_kernel(as_json).set_trust(agent, value), as_json)
-    except ColonyError as error:
-        raise _fail(error, as_json) from None
+    _show(_kernel().set_trust(agent, value), as_json)
 
 
 @kernel_app.command("falsify")
 def falsify(plan_file: FileArgument, as_json: JsonFlag = False) -> None:
     """Attack a JSON plan with the ten falsification vectors."""
     text = _read(plan_file, as_json)
-    try:
-        _show(_kernel(as_json).falsify_plan(text), as_json)
-    except ColonyError as error:
-        raise _fail(error, as_json) from None
+    _show(_kernel().falsify_plan(text), as_json)
 
 
 @kernel_app.command("propose")
@@ -147,22 +122,21 @@ def propose(proposal_file: FileArgument, as_json: JsonFlag = False) -> None:
     try:
         document = json.loads(text)
     except json.JSONDecodeError as error:
-        raise _fail(f"{proposal_file} is not valid JSON: {error}", as_json) from None
+        raise fail(f"{proposal_file} is not valid JSON: {error}", as_json=as_json) from None
     if not isinstance(document, dict):
-        raise _fail(f"{proposal_file} must hold a JSON object", as_json)
+        raise fail(f"{proposal_file} must hold a JSON object", as_json=as_json)
     if "acted_by" in document:
-        raise _fail(f"{proposal_file}: acted_by is not a proposal's field: the CLI acts as the local operator", as_json)
+        raise fail(
+            f"{proposal_file}: acted_by is not a proposal's field: the CLI acts as the local operator", as_json=as_json
+        )
     from colony.runtime import LOCAL_OPERATOR
 
     if document.get("agent_id") != LOCAL_OPERATOR.agent_id:  # the audit log names who ran the command
         document["acted_by"] = LOCAL_OPERATOR.agent_id
-    try:
-        _show(_kernel(as_json).propose_action(document), as_json)
-    except ColonyError as error:
-        raise _fail(error, as_json) from None
+    _show(_kernel().propose_action(document), as_json)
 
 
 @kernel_app.command("pruning")
 def pruning(as_json: JsonFlag = False) -> None:
     """Nominate modules worth pruning, from the DEPENDENCY traces (advisory)."""
-    _show(_kernel(as_json).pruning_report(), as_json)
+    _show(_kernel().pruning_report(), as_json)

@@ -11,8 +11,9 @@ import typer
 from rich.markup import escape
 from rich.table import Table
 
+from colony.cli.failures import ColonyTyper, JsonFlag
 from colony.cli.output import cli_console
-from colony.errors import ColonyError, McpServersFileError
+from colony.errors import McpServersFileError
 from colony.kernel import KernelSettings
 from colony.secrets import env_var_for, missing_secrets
 from colony.spec import SecretRequirement
@@ -21,11 +22,10 @@ from colony.upstream.config import ServerConfig, load_servers, parse_servers, se
 from colony.upstream.connections import UpstreamServer
 from colony.upstream.tools import catalog_name
 
-mcp_servers_app = typer.Typer(
+mcp_servers_app = ColonyTyper(
     no_args_is_help=True, help="Third-party MCP servers whose tools Colony governs (the mcpServers file)."
 )
 console = cli_console()
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 
 
 def _home() -> Path:
@@ -66,14 +66,6 @@ async def _listed(name: str, config: ServerConfig) -> list[dict[str, Any]]:
         await server.aclose()
 
 
-def _run(command: Any) -> Any:
-    try:
-        return command()
-    except ColonyError as error:
-        cli_console(stderr=True).print(f"[red]error:[/red] {escape(str(error))}", highlight=False, soft_wrap=True)
-        raise typer.Exit(code=1) from None
-
-
 def _show_review(review: Review, pinned_now: bool) -> None:
     for tool, diff in review.changed.items():
         console.print(f"[yellow]changed[/yellow] {tool} (out of service until re-pinned):")
@@ -96,38 +88,32 @@ def _show_review(review: Review, pinned_now: bool) -> None:
 @mcp_servers_app.command("list")
 def list_servers(as_json: JsonFlag = False) -> None:
     """List the configured servers, their transport, their pinned tools and missing secrets."""
-
-    def command() -> None:
-        path, servers = _servers()
-        pins = PinStore(pins_path(_home())).servers()
-        rows: list[dict[str, Any]] = []
-        for name, config in sorted(servers.servers.items()):
-            kinds = secret_kinds(config)
-            missing = missing_secrets(SecretRequirement(name=kind, purpose="MCP server") for kind in kinds)
-            rows.append(
-                {
-                    "name": name,
-                    "transport": "stdio" if isinstance(config, StdioServer) else "http",
-                    "target": " ".join([config.command, *config.args])
-                    if isinstance(config, StdioServer)
-                    else config.url,
-                    "disabled": config.disabled,
-                    "tools": sorted(catalog_name(name, tool) for tool in pins.get(name, {})),
-                    "missing_secrets": [env_var_for(kind) for kind in missing],
-                }
-            )
-        if as_json:
-            typer.echo(json.dumps({"file": str(path), "servers": rows}, indent=2))
-            return
-        table = Table("name", "transport", "target", "pinned tools", "status", title=str(path))
-        for row in rows:
-            status = "disabled" if row["disabled"] else "ok"
-            if row["missing_secrets"]:
-                status = f"[red]set {', '.join(row['missing_secrets'])}[/red]"
-            table.add_row(row["name"], row["transport"], escape(row["target"]), str(len(row["tools"])), status)
-        console.print(table)
-
-    _run(command)
+    path, servers = _servers()
+    pins = PinStore(pins_path(_home())).servers()
+    rows: list[dict[str, Any]] = []
+    for name, config in sorted(servers.servers.items()):
+        kinds = secret_kinds(config)
+        missing = missing_secrets(SecretRequirement(name=kind, purpose="MCP server") for kind in kinds)
+        rows.append(
+            {
+                "name": name,
+                "transport": "stdio" if isinstance(config, StdioServer) else "http",
+                "target": " ".join([config.command, *config.args]) if isinstance(config, StdioServer) else config.url,
+                "disabled": config.disabled,
+                "tools": sorted(catalog_name(name, tool) for tool in pins.get(name, {})),
+                "missing_secrets": [env_var_for(kind) for kind in missing],
+            }
+        )
+    if as_json:
+        typer.echo(json.dumps({"file": str(path), "servers": rows}, indent=2))
+        return
+    table = Table("name", "transport", "target", "pinned tools", "status", title=str(path))
+    for row in rows:
+        status = "disabled" if row["disabled"] else "ok"
+        if row["missing_secrets"]:
+            status = f"[red]set {', '.join(row['missing_secrets'])}[/red]"
+        table.add_row(row["name"], row["transport"], escape(row["target"]), str(len(row["tools"])), status)
+    console.print(table)
 
 
 @mcp_servers_app.command("add")
@@ -144,71 +130,59 @@ def add_server(
     no_pin: Annotated[bool, typer.Option("--no-pin", help="Only write the file; pin later.")] = False,
 ) -> None:
     """Add a server to the file, then connect and pin what it lists (flagged text needs --accept)."""
-
-    def run() -> None:
-        path, servers = _servers()
-        if name in servers.servers:
-            raise McpServersFileError(f"{path}: MCP server {name!r} is already configured (remove it first)")
-        if (command is None) == (url is None):
-            raise McpServersFileError("give either --command (a stdio server) or --url (a streamable HTTP server)")
-        raw: dict[str, Any] = (
-            {"command": command, "args": args or [], "env": _pairs(env or [], "--env"), "cwd": cwd, "timeout": timeout}
-            if command is not None
-            else {"url": url, "headers": _pairs(headers or [], "--header"), "timeout": timeout}
-        )
-        updated = parse_servers({"mcpServers": {**servers.dump()["mcpServers"], name: raw}}, "the new server")
-        save_servers(updated, path)
-        console.print(f"added MCP server {name!r} to {path}")
-        if not no_pin:
-            _pin(name, updated.servers[name], None, accept or [])
-
-    _run(run)
+    path, servers = _servers()
+    if name in servers.servers:
+        raise McpServersFileError(f"{path}: MCP server {name!r} is already configured (remove it first)")
+    if (command is None) == (url is None):
+        raise McpServersFileError("give either --command (a stdio server) or --url (a streamable HTTP server)")
+    raw: dict[str, Any] = (
+        {"command": command, "args": args or [], "env": _pairs(env or [], "--env"), "cwd": cwd, "timeout": timeout}
+        if command is not None
+        else {"url": url, "headers": _pairs(headers or [], "--header"), "timeout": timeout}
+    )
+    updated = parse_servers({"mcpServers": {**servers.dump()["mcpServers"], name: raw}}, "the new server")
+    save_servers(updated, path)
+    console.print(f"added MCP server {name!r} to {path}")
+    if not no_pin:
+        _pin(name, updated.servers[name], None, accept or [])
 
 
 @mcp_servers_app.command("remove")
 def remove_server(name: Annotated[str, typer.Argument(help="The server to remove.")]) -> None:
     """Remove a server and its pins; its tools leave the catalog."""
-
-    def run() -> None:
-        _server(name)
-        path, servers = _servers()
-        document = servers.dump()
-        document["mcpServers"].pop(name)
-        save_servers(parse_servers(document, str(path)), path)
-        PinStore(pins_path(_home())).forget(name)
-        console.print(f"removed MCP server {name!r}")
-
-    _run(run)
+    _server(name)
+    path, servers = _servers()
+    document = servers.dump()
+    document["mcpServers"].pop(name)
+    save_servers(parse_servers(document, str(path)), path)
+    PinStore(pins_path(_home())).forget(name)
+    console.print(f"removed MCP server {name!r}")
 
 
 @mcp_servers_app.command("tools")
 def server_tools(name: Annotated[str, typer.Argument(help="The server.")], as_json: JsonFlag = False) -> None:
     """Connect and compare what the server lists now with its pins (changes shown as diffs)."""
-
-    def run() -> None:
-        config = _server(name)
-        listed = asyncio.run(_listed(name, config))
-        review = PinStore(pins_path(_home())).review(name, listed)
-        if as_json:
-            typer.echo(
-                json.dumps(
-                    {
-                        "server": name,
-                        "unchanged": list(review.unchanged),
-                        "changed": review.changed,
-                        "new": list(review.added),
-                        "removed": list(review.removed),
-                        "flagged": review.flagged,
-                    },
-                    indent=2,
-                )
+    config = _server(name)
+    listed = asyncio.run(_listed(name, config))
+    review = PinStore(pins_path(_home())).review(name, listed)
+    if as_json:
+        typer.echo(
+            json.dumps(
+                {
+                    "server": name,
+                    "unchanged": list(review.unchanged),
+                    "changed": review.changed,
+                    "new": list(review.added),
+                    "removed": list(review.removed),
+                    "flagged": review.flagged,
+                },
+                indent=2,
             )
-            return
-        for tool in review.unchanged:
-            console.print(f"[green]pinned[/green] {tool}")
-        _show_review(review, pinned_now=False)
-
-    _run(run)
+        )
+        return
+    for tool in review.unchanged:
+        console.print(f"[green]pinned[/green] {tool}")
+    _show_review(review, pinned_now=False)
 
 
 @mcp_servers_app.command("pin")
@@ -219,18 +193,14 @@ def pin_server(
     yes: Annotated[bool, typer.Option("--yes", help="Do not ask before pinning changed definitions.")] = False,
 ) -> None:
     """Review what the server lists now and pin it: changed tools return to service, new ones appear."""
-
-    def run() -> None:
-        config = _server(name)
-        store = PinStore(pins_path(_home()))
-        listed = asyncio.run(_listed(name, config))
-        review = store.review(name, listed)
-        if review.changed and not yes:
-            _show_review(review, pinned_now=False)
-            typer.confirm("pin these definitions?", abort=True)
-        _pin(name, config, tools, accept or [], listed=listed)
-
-    _run(run)
+    config = _server(name)
+    store = PinStore(pins_path(_home()))
+    listed = asyncio.run(_listed(name, config))
+    review = store.review(name, listed)
+    if review.changed and not yes:
+        _show_review(review, pinned_now=False)
+        typer.confirm("pin these definitions?", abort=True)
+    _pin(name, config, tools, accept or [], listed=listed)
 
 
 def _pin(

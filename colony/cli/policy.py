@@ -8,24 +8,14 @@ from typing import Annotated, Any
 
 import typer
 
-from colony.cli.output import cli_console
-from colony.errors import ColonyError, PolicyError
+from colony.cli.failures import ColonyTyper, JsonFlag
+from colony.errors import PolicyError
 
-policy_app = typer.Typer(no_args_is_help=True, help="The operators' Cedar policies (policies/*.cedar).")
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
+policy_app = ColonyTyper(no_args_is_help=True, help="The operators' Cedar policies (policies/*.cedar).")
 DirOption = Annotated[
     Path | None,
     typer.Option("--dir", help="The policies directory (default: COLONY_POLICIES, else policies/ in the home)."),
 ]
-
-
-def _fail(error: ColonyError | str, as_json: bool) -> typer.Exit:
-    payload = error.to_dict() if isinstance(error, ColonyError) else {"type": "Error", "message": error}
-    if as_json:
-        typer.echo(json.dumps({"ok": False, "error": payload}))
-    else:
-        cli_console(stderr=True).print(f"[red]error:[/red] {payload['message']}", highlight=False, soft_wrap=True)
-    return typer.Exit(code=1)
 
 
 def _loaded(directory: Path | None) -> tuple[Path, Any, dict[str, Any]]:
@@ -44,10 +34,7 @@ def _loaded(directory: Path | None) -> tuple[Path, Any, dict[str, Any]]:
 @policy_app.command("validate")
 def validate(directory: DirOption = None, as_json: JsonFlag = False) -> None:
     """Parse every policy and check it against the schema generated from the catalog (exit 1 naming file:line)."""
-    try:
-        where, index, _ = _loaded(directory)
-    except ColonyError as error:
-        raise _fail(error, as_json) from None
+    where, index, _ = _loaded(directory)
     if as_json:
         dormant = [source.id for source in index.dormant]
         typer.echo(
@@ -78,18 +65,15 @@ def test(
     """Run each case (principal, tool, arguments, context -> expected decision); exit 1 if any disagrees."""
     from colony.policy.cases import decide_case, read_cases
 
-    try:
-        _, index, tools = _loaded(directory)
-        cases = read_cases(cases_file)
-        results = []
-        for number, case in enumerate(cases, 1):
-            decision = decide_case(index, tools, case)
-            results.append(
-                {"case": case.name or f"case {number}", "expected": case.expect.value, **decision.record()}
-                | {"ok": decision.effect is case.expect}
-            )
-    except ColonyError as error:
-        raise _fail(error, as_json) from None
+    _, index, tools = _loaded(directory)
+    cases = read_cases(cases_file)
+    results = []
+    for number, case in enumerate(cases, 1):
+        decision = decide_case(index, tools, case)
+        results.append(
+            {"case": case.name or f"case {number}", "expected": case.expect.value, **decision.record()}
+            | {"ok": decision.effect is case.expect}
+        )
     failed = [result for result in results if not result["ok"]]
     if as_json:
         typer.echo(json.dumps({"ok": not failed, "cases": results}, indent=2))
@@ -119,15 +103,12 @@ def explain(
     as_json: JsonFlag = False,
 ) -> None:
     """Which policies decide a request (evaluated now), or decided a recorded call (read from the audit log)."""
-    try:
-        if proposal is not None:
-            document = _recorded(proposal)
-        elif tool is None:
-            raise PolicyError("name a tool (and its arguments) or give --proposal ID")
-        else:
-            document = _evaluated(tool, arguments, action, agent, group or [], operator, at, directory)
-    except ColonyError as error:
-        raise _fail(error, as_json) from None
+    if proposal is not None:
+        document = _recorded(proposal)
+    elif tool is None:
+        raise PolicyError("name a tool (and its arguments) or give --proposal ID")
+    else:
+        document = _evaluated(tool, arguments, action, agent, group or [], operator, at, directory)
     if as_json:
         typer.echo(json.dumps({"ok": True, **document}, indent=2))
         return

@@ -10,9 +10,7 @@ from typing import TYPE_CHECKING, Annotated
 import anyio
 import typer
 
-from colony.cli.output import cli_console
 from colony.cli.settings import serving_settings, settings_for_workers, settings_from_parent
-from colony.errors import ColonyError
 from colony.runtime import KernelProvider, Runtime
 
 if TYPE_CHECKING:
@@ -28,19 +26,15 @@ def mcp(
     ] = None,
 ) -> None:
     """Serve the colony_* kernel tools and every catalog tool over MCP on stdin/stdout."""
-    from colony.surfaces.mcp_changes import ToolListNotifier
-    from colony.surfaces.mcp_server import build_mcp_server, run_stdio
+    from colony.surfaces.mcp.changes import ToolListNotifier
+    from colony.surfaces.mcp.server import build_mcp_server, run_stdio
 
-    try:
-        settings = serving_settings()  # the kernel and tools the flows use, when a Prefect server keeps the block
-        runtime = Runtime(
-            kernels=KernelProvider(settings=settings.kernel), policies=settings.policy, isolate_cpu_bound=True
-        )
-        notifier = ToolListNotifier()
-        server = build_mcp_server(runtime, acting_for=agent, notifier=notifier)
-    except ColonyError as error:
-        cli_console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
-        raise typer.Exit(code=1) from None
+    settings = serving_settings()  # the kernel and tools the flows use, when a Prefect server keeps the block
+    runtime = Runtime(
+        kernels=KernelProvider(settings=settings.kernel), policies=settings.policy, isolate_cpu_bound=True
+    )
+    notifier = ToolListNotifier()
+    server = build_mcp_server(runtime, acting_for=agent, notifier=notifier)
 
     async def serve() -> None:
         try:
@@ -81,14 +75,10 @@ def gateway(
     from colony.surfaces.gateway import create_app
     from colony.surfaces.gateway.protocol import server_options
 
-    try:
-        loaded = serving_settings()
-        settings = loaded.gateway.with_options(host=host, port=port)
-        loaded = loaded.model_copy(update={"gateway": settings})
-        app = create_app(settings, kernel_settings=loaded.kernel)
-    except ColonyError as error:
-        cli_console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
-        raise typer.Exit(code=1) from None
+    loaded = serving_settings()
+    settings = loaded.gateway.with_options(host=host, port=port)
+    loaded = loaded.model_copy(update={"gateway": settings})
+    app = create_app(settings, kernel_settings=loaded.kernel)
     if workers == 1:
         uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", **server_options(settings))
         return

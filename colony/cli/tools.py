@@ -13,40 +13,23 @@ from rich.markup import escape
 from rich.table import Table
 
 from colony.catalog import ToolEntry, check_entry, get_entry, load_registry, resolve_capability, save_registry
+from colony.cli.failures import ColonyTyper, JsonFlag, fail
 from colony.cli.output import cli_console
 from colony.docs import render_tools_reference
-from colony.errors import ColonyError, PolicyDeniedError
+from colony.errors import ColonyError
 from colony.telemetry.surfaces import surface_span
 
 if TYPE_CHECKING:
     from colony.runtime import CallOutcome
 
-tools_app = typer.Typer(no_args_is_help=True, help="The tool catalog.")
+tools_app = ColonyTyper(no_args_is_help=True, help="The tool catalog.")
 console = cli_console()
-JsonFlag = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
-
-
-def _fail(error: ColonyError | str, as_json: bool = False) -> typer.Exit:
-    """Print the error; exit 3 when an operator's policy forbids the call, 1 otherwise."""
-    payload = error.to_dict() if isinstance(error, ColonyError) else {"type": "Error", "message": error}
-    if as_json:
-        typer.echo(json.dumps({"ok": False, "error": payload}))
-    else:
-        cli_console(stderr=True).print(f"[red]error:[/red] {payload['message']}", highlight=False, soft_wrap=True)
-    return typer.Exit(code=3 if isinstance(error, PolicyDeniedError) else 1)
-
-
-def _entries() -> dict[str, Any]:
-    try:
-        return load_registry()
-    except ColonyError as error:
-        raise _fail(error) from None
 
 
 @tools_app.command("list")
 def list_tools(as_json: JsonFlag = False) -> None:
     """List the catalog's tools (stubs included, marked; an entry that fails to load marked unavailable, with why)."""
-    entries = _entries()
+    entries = load_registry()
     problems = {name: _problem(entry) for name, entry in entries.items()}
     if as_json:
         listing = [
@@ -75,12 +58,9 @@ def _problem(entry: ToolEntry) -> str | None:
 @tools_app.command("show")
 def show_tool(name: str, as_json: JsonFlag = False) -> None:
     """Show a tool's planner card, action schemas and preconditions."""
-    try:
-        cls = resolve_capability(get_entry(name, _entries()))
-        capability = cls()
-        preconditions = asyncio.run(capability.invoke("check_preconditions"))
-    except ColonyError as error:
-        raise _fail(error, as_json) from None
+    cls = resolve_capability(get_entry(name, load_registry()))
+    capability = cls()
+    preconditions = asyncio.run(capability.invoke("check_preconditions"))
     actions = [
         {
             "name": d.name,
@@ -142,29 +122,24 @@ def call_tool(
     try:
         parsed = json.loads(arguments)
     except json.JSONDecodeError as error:
-        raise _fail(f"arguments are not valid JSON: {error}", as_json) from None
+        raise fail(f"arguments are not valid JSON: {error}", as_json=as_json) from None
     try:
         case = json.loads(evidence) if evidence is not None else None
     except json.JSONDecodeError as error:
-        raise _fail(f"--evidence is not valid JSON: {error}", as_json) from None
-    try:  # the case is read as every surface reads it: a bad one is an error naming the option's field
-        request = CallRequest(
-            tool=name,
-            arguments=parsed,
-            action=action,
-            agent_id=agent,
-            rationale=rationale,
-            rollback_plan=rollback_plan,
-            evidence=case,
-            approval_id=approval,
-        )
-    except ColonyError as error:
-        raise _fail(error, as_json) from None
+        raise fail(f"--evidence is not valid JSON: {error}", as_json=as_json) from None
+    # the case is read as every surface reads it: a bad one is an error naming the option's field
+    request = CallRequest(
+        tool=name,
+        arguments=parsed,
+        action=action,
+        agent_id=agent,
+        rationale=rationale,
+        rollback_plan=rollback_plan,
+        evidence=case,
+        approval_id=approval,
+    )
 
-    try:
-        settings = serving_settings()
-    except ColonyError as error:
-        raise _fail(error, as_json) from None
+    settings = serving_settings()
 
     async def run() -> Any:
         runtime = Runtime(kernels=KernelProvider(settings=settings.kernel), policies=settings.policy)
@@ -174,13 +149,10 @@ def call_tool(
         finally:
             await runtime.aclose()
 
-    try:
-        outcome = asyncio.run(run())
-        if outcome.status is CallStatus.HELD and outcome.approval:
-            raise _held(outcome.approval.to_dict(), wire(outcome.verdict) or {}, as_json)
-        outcome.raise_for_status()
-    except ColonyError as error:
-        raise _fail(error, as_json) from None
+    outcome = asyncio.run(run())
+    if outcome.status is CallStatus.HELD and outcome.approval:
+        raise _held(outcome.approval.to_dict(), wire(outcome.verdict) or {}, as_json)
+    outcome.raise_for_status()
     if as_json:
         document: dict[str, Any] = {"ok": True, "result": outcome.result}
         if outcome.governed:
@@ -220,11 +192,11 @@ def _held(approval: dict[str, Any], verdict: dict[str, Any], as_json: bool) -> t
 @tools_app.command("check")
 def check_tools() -> None:
     """Check every entry imports and agrees with its spec; exit 1 with the reasons if not."""
-    problems = [problem for entry in _entries().values() if (problem := _problem(entry)) is not None]
+    problems = [problem for entry in load_registry().values() if (problem := _problem(entry)) is not None]
     if not problems:
         from colony.surfaces.pinning import PinState, check_pins
 
-        for status in check_pins(_entries()):
+        for status in check_pins(load_registry()):
             if status.state.is_error:
                 problems.append(status.message)
             elif status.state is not PinState.PINNED:
@@ -241,11 +213,8 @@ def pin_tools() -> None:
     """Record each tool's version and served-definition hash in the catalog, for `colony tools check`."""
     from colony.surfaces.pinning import pin_entries
 
-    try:
-        entries = pin_entries(_entries())
-        save_registry(entries)
-    except ColonyError as error:
-        raise _fail(error) from None
+    entries = pin_entries(load_registry())
+    save_registry(entries)
     for name, entry in sorted(entries.items()):
         pin = entry.extra.get("definition_pin")
         if pin:
@@ -257,10 +226,7 @@ def write_docs(
     output: Annotated[Path | None, typer.Option(help="Write here instead of standard output.")] = None,
 ) -> None:
     """Generate the tools reference (docs/reference/tools.md) from the catalog."""
-    try:
-        text = render_tools_reference(_entries())
-    except ColonyError as error:
-        raise _fail(error) from None
+    text = render_tools_reference(load_registry())
     if output is None:
         typer.echo(text, nl=False)
     else:

@@ -26,7 +26,6 @@ import typer
 from colony.cli.children import child_process
 from colony.cli.output import cli_console
 from colony.cli.settings import command_settings
-from colony.errors import ColonyError
 
 console = cli_console(soft_wrap=True)
 BIN = Path(sys.executable).parent
@@ -61,11 +60,7 @@ def _check_settings() -> None:
     A bad variable or block is then one line before anything else starts, not a child that
     exits or a failed run.
     """
-    try:
-        command_settings()
-    except ColonyError as error:
-        cli_console(stderr=True).print(f"[red]error:[/red] {error}", highlight=False, soft_wrap=True)
-        raise typer.Exit(code=1) from None
+    command_settings()
 
 
 def _interrupt_as_termination(signum: int, frame: FrameType | None) -> None:

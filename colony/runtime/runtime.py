@@ -1,13 +1,15 @@
 """Runtime.call: the one pipeline every tool call goes through, whoever makes it.
 
+    the steps (steps.py: trace -> count refusals -> limit calls), then the call itself:
     size caps -> resolve (catalog names only) -> permit (capability tokens)
     -> identity (who the call acts for) -> policies (forbid, hold or on) -> validate -> secrets
     -> pure: execute | governed: the Governor (gate, execute, record)
 
 Every surface (HTTP, MCP over HTTP and stdio, the CLI, ``UnifiedToolClient``,
 agents, the Prefect flows) builds a CallRequest and the caller's Principal and
-calls this; nothing else runs a tool action for a caller. Each step is a small
-function, testable alone.
+calls this; nothing else runs a tool action for a caller. The kernel and approval
+tools MCP serves go through the same steps (``Runtime.dispatch``). Each step is a
+small function, testable alone.
 """
 
 from __future__ import annotations
@@ -29,10 +31,12 @@ from colony.runtime.kernels import KernelProvider
 from colony.runtime.policies import PolicyStep
 from colony.runtime.pool import ToolPool
 from colony.runtime.principal import Principal
+from colony.runtime.rate_limits import RateLimiter, RateLimitSettings
 from colony.runtime.refusals import RefusalRecorder
+from colony.runtime.steps import Call, Handler, call_steps, chain
 from colony.runtime.workers import WorkerProcesses
 from colony.secrets import resolve_secret
-from colony.telemetry import AUTHORIZE, EXECUTE, observe_call, resolved, stage
+from colony.telemetry import AUTHORIZE, EXECUTE, resolved, stage
 
 __all__ = ["Runtime", "check_arguments", "permit", "validate"]
 
@@ -56,7 +60,9 @@ class Runtime:
         max_argument_bytes: int = DEFAULT_MAX_ARGUMENT_BYTES,
         isolate_cpu_bound: bool = False,
         policies: PolicySettings | None = None,
+        rate_limits: RateLimitSettings | None = None,
     ) -> None:
+        """``rate_limits`` holds each principal's calls to them (a server's runtime); without, calls are unlimited."""
         self.catalog = catalog or Catalog()
         self.pool = pool or ToolPool()
         self.kernels = kernels or KernelProvider()
@@ -68,29 +74,37 @@ class Runtime:
         self.max_argument_bytes = max_argument_bytes
         self.refusals = RefusalRecorder(self.kernels)
         self.policies = PolicyStep(self.catalog, self.kernels, policies)  # COLONY_POLICIES when not given
+        self.limiter = RateLimiter(rate_limits) if rate_limits is not None else None
+        self.steps = call_steps(self.refusals, self.limiter)
+        self._call = chain(self.steps, self._run)
         self.catalog.on_change(self._retire_removed)
 
     async def call(self, request: CallRequest, principal: Principal, *, verify: Verifier | None = None) -> CallOutcome:
-        """Run ``request`` for ``principal``; a governed call passes the gate first.
+        """Run ``request`` for ``principal`` through the steps; a governed call passes the gate first.
 
         Returns:
             The outcome: EXECUTED with the result, or for a governed call REFUSED / HELD /
             REJECTED / TIMED_OUT / FAILED with the verdict and the record. Errors before the
-            gate (bad input, unknown tool, missing capability or secret) are raised; a
-            permission or identity refusal (403) is first counted for the audit log.
+            gate (bad input, unknown tool, missing capability or secret, over a limit) are
+            raised; a permission or identity refusal (403) or a limit's (429) is first counted
+            for the audit log.
         """
-        what = request.tool if request.action is None else f"{request.tool}.{request.action}"
-        caller = CURRENT_CALLER.set(principal.agent_id)  # shared resources give each principal its share
+        return await self.dispatch(Call(request, principal, verify=verify))
+
+    async def dispatch(self, call: Call, handler: Handler | None = None) -> CallOutcome:
+        """Run ``call`` through the steps to ``handler`` (default: the catalog tool's run, as ``call`` does).
+
+        A surface serving calls that are not catalog tools (MCP's kernel and approval tools)
+        passes its own handler, so they meet the same limits and refusal counting.
+        """
+        caller = CURRENT_CALLER.set(call.principal.agent_id)  # shared resources give each principal its share
         try:
-            with observe_call(request.tool, request.action, request.arguments) as observed:
-                async with self.refusals.forbidden(principal.agent_id, request.agent_id, f"call {what}"):
-                    outcome = await self._call(request, principal, verify)
-                observed.finish(outcome)
-                return outcome
+            return await (self._call if handler is None else chain(self.steps, handler))(call)
         finally:
             CURRENT_CALLER.reset(caller)
 
-    async def _call(self, request: CallRequest, principal: Principal, verify: Verifier | None) -> CallOutcome:
+    async def _run(self, call: Call) -> CallOutcome:
+        request, principal = call.request, call.principal
         with stage(AUTHORIZE):
             arguments = check_arguments(request.arguments, self.max_argument_bytes)
             tool = self.catalog.resolve(request.tool)
@@ -98,6 +112,7 @@ class Runtime:
             resolved(tool.name, action)
             permit(principal, tool)
             acting = principal.acting_for(request.agent_id)
+            # the operators' policies judge the resolved tool and checked arguments, before the gate
             decision = await self.policies.decide(tool, action, arguments, principal, request)
             request = self.policies.apply(decision, request, tool, action, acting)
             governed = tool.governed(action) or request.approval_required or request.approval_id is not None
@@ -106,7 +121,7 @@ class Runtime:
             for requirement in tool.cls.spec.secrets:
                 resolve_secret(requirement)
         if governed:
-            return await self.governor.govern(tool, action, arguments, request, acting, verify)
+            return await self.governor.govern(tool, action, arguments, request, acting, call.verify)
         with stage(EXECUTE, timed=False):
             execution = await self.executor.run(tool, action, arguments, None)
         return CallOutcome(

@@ -26,7 +26,7 @@ from colony.kernel import ColonyKernel, KernelSettings
 from colony.runtime import LOCAL_OPERATOR, CallRequest, Catalog, KernelProvider, Runtime
 from colony.surfaces import UnifiedToolClient
 from colony.surfaces.gateway import GatewaySettings, create_app
-from colony.surfaces.mcp_server import build_mcp_server
+from colony.surfaces.mcp.server import build_mcp_server
 from flows.gated_action import gated_action
 from flows.tool_call import tool_call
 from tests.colony.agents.harness import Script

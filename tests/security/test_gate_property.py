@@ -25,7 +25,7 @@ from colony.errors import ColonyError
 from colony.kernel import ColonyKernel, KernelSettings
 from colony.runtime import LOCAL_OPERATOR, CallRequest, Catalog, KernelProvider, Runtime
 from colony.surfaces import UnifiedToolClient
-from colony.surfaces.mcp_server import build_mcp_server
+from colony.surfaces.mcp.server import build_mcp_server
 from tests.doubles import CALLS
 from tests.security.conftest import CASE
 

@@ -14,7 +14,6 @@ goes to the app, whose middleware applies the same guards.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
@@ -27,6 +26,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from colony.surfaces.gateway.body import BodyGuardMiddleware
 from colony.surfaces.gateway.origins import TransportGuardMiddleware
+from colony.surfaces.gateway.replies import encode_json, send_body
 
 __all__ = ["Answer", "HotPath"]
 
@@ -38,12 +38,6 @@ class Answer:
     content: Any
     status: int = 200
     headers: tuple[tuple[bytes, bytes], ...] = ()
-
-    def encode(self) -> tuple[list[tuple[bytes, bytes]], bytes]:
-        """The raw headers and the body (the bytes ``JSONResponse.render`` gives)."""
-        body = json.dumps(self.content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
-        headers = [*self.headers, (b"content-length", str(len(body)).encode()), (b"content-type", b"application/json")]
-        return headers, body
 
 
 AnswerFunction = Callable[[Headers, bytes], Awaitable[Answer]]
@@ -93,7 +87,7 @@ class HotPath:
             if scope["method"] != self.method:
                 raise HTTPException(405, headers={"allow": self.method})
             answer = await self.answer(Headers(scope=scope), read[0] or b"")
-            headers, body = answer.encode()
+            body = encode_json(answer.content)
         except Exception as error:
             request = Request(scope)
             handled = self.on_error(request, error)
@@ -102,5 +96,4 @@ class HotPath:
                 raise
             await (await handled)(scope, receive, send)
             return
-        await send({"type": "http.response.start", "status": answer.status, "headers": headers})
-        await send({"type": "http.response.body", "body": body})
+        await send_body(send, answer.status, body, headers=answer.headers)

@@ -17,7 +17,7 @@ from mcp_types.version import KNOWN_PROTOCOL_VERSIONS
 from starlette.datastructures import Headers
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from colony.surfaces.gateway.replies import send_json
+from colony.surfaces.gateway.replies import send_body, send_json
 
 __all__ = ["BATCH_VERSION", "JsonRpcGuard"]
 
@@ -89,8 +89,7 @@ class JsonRpcGuard:
         if answers:
             await send_json(send, 200, answers)
         else:
-            await send({"type": "http.response.start", "status": 202, "headers": []})
-            await send({"type": "http.response.body", "body": b""})
+            await send_body(send, 202, b"", json_body=False)
 
 
 class _Captured:

@@ -1,17 +1,23 @@
-"""The MCP endpoint's authentication, and the gateway's errors written straight to ASGI."""
+"""The MCP endpoint's authentication and its refusals' HTTP status, and the gateway's errors written to ASGI.
+
+Per-caller limits are a step of every call (colony.runtime.steps), /mcp's included: the MCP
+server answers a call over them with a JSON-RPC error and leaves the refusal in the
+request's state, and McpAuthEndpoint gives that answer the status the gateway gives it on
+/v1/tool_call (429 with ``Retry-After``), so MCP clients and plain HTTP clients see it alike.
+"""
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from starlette.datastructures import Headers
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from colony.errors import AuthenticationError, ColonyError
 from colony.surfaces.auth import Authenticator, principal_of
-from colony.surfaces.error_mapping import http_status
-from colony.surfaces.mcp_server import PRINCIPAL_STATE
+from colony.surfaces.error_mapping import http_headers, http_status
+from colony.surfaces.gateway.replies import send_json
+from colony.surfaces.mcp.server import PRINCIPAL_STATE, REFUSAL_STATE
 
 __all__ = ["McpAuthEndpoint", "send_error"]
 
@@ -26,12 +32,8 @@ async def send_error(
     if jsonrpc:
         data = mcp_error(error)
         body = {"jsonrpc": "2.0", "id": None, "error": data.model_dump(mode="json", exclude_none=True)}
-    payload = json.dumps(body).encode()
-    headers = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
-    if isinstance(error, AuthenticationError):
-        headers.append((b"www-authenticate", challenge.encode()))
-    await send({"type": "http.response.start", "status": http_status(error), "headers": headers})
-    await send({"type": "http.response.body", "body": payload})
+    headers = {"www-authenticate": challenge} if isinstance(error, AuthenticationError) else {}
+    await send_json(send, http_status(error), body, headers=headers)
 
 
 class McpAuthEndpoint:
@@ -48,5 +50,16 @@ class McpAuthEndpoint:
         except AuthenticationError as error:
             await send_error(send, error, jsonrpc=True, challenge=self.challenge)
             return
-        scope.setdefault("state", {})[PRINCIPAL_STATE] = principal
-        await self.app(scope, receive, send)
+        state = scope.setdefault("state", {})
+        state[PRINCIPAL_STATE] = principal
+
+        async def answered(message: Message) -> None:
+            refusal = state.get(REFUSAL_STATE)
+            if message["type"] == "http.response.start" and isinstance(refusal, ColonyError):
+                extra = [
+                    (name.encode("latin-1"), value.encode("latin-1")) for name, value in http_headers(refusal).items()
+                ]
+                message = {**message, "status": http_status(refusal), "headers": [*message.get("headers", ()), *extra]}
+            await send(message)
+
+        await self.app(scope, receive, answered)

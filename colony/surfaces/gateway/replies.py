@@ -1,15 +1,25 @@
-"""The gateway's refusals written straight to ASGI, for guards that answer before the app runs."""
+"""The one way the gateway's hand-written ASGI layers write an answer: JSON as a JSONResponse renders it.
+
+The guards that answer before the app runs (Host/Origin, body, JSON-RPC, methods,
+authentication on /mcp) and the hot path all write through ``send_json``, so every
+answer has the same encoding (compact UTF-8, no NaN) and the same headers, whichever
+layer wrote it.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from starlette.types import Send
 
-__all__ = ["refusal_body", "send_json"]
+__all__ = ["Headers", "encode_json", "refusal_body", "send_body", "send_json"]
 
 _INVALID_REQUEST = -32600
+
+Headers = Mapping[str, str] | Iterable[tuple[bytes, bytes]]
+"""Extra response headers: names to values, or raw ASGI pairs."""
 
 
 def refusal_body(message: str, *, jsonrpc: bool, error: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -19,19 +29,29 @@ def refusal_body(message: str, *, jsonrpc: bool, error: dict[str, Any] | None = 
     return {"ok": False, "error": error or {"type": "HTTPError", "message": message}}
 
 
-async def send_json(
-    send: Send,
-    status: int,
-    body: dict[str, Any] | list[Any],
-    *,
-    headers: dict[str, str] | None = None,
-    close: bool = False,
+def encode_json(content: Any) -> bytes:
+    """``content`` as the bytes ``JSONResponse.render`` gives (raises ValueError for NaN or infinity)."""
+    return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+
+
+async def send_json(send: Send, status: int, content: Any, *, headers: Headers = (), close: bool = False) -> None:
+    """Answer ``status`` with ``content`` as JSON; ``close`` ends the connection after it (its request is unread)."""
+    await send_body(send, status, encode_json(content), headers=headers, close=close)
+
+
+async def send_body(
+    send: Send, status: int, payload: bytes, *, headers: Headers = (), close: bool = False, json_body: bool = True
 ) -> None:
-    """Answer ``status`` with ``body`` as JSON; ``close`` ends the connection after it (its request is unread)."""
-    payload = json.dumps(body).encode()
-    raw = [(b"content-type", b"application/json"), (b"content-length", str(len(payload)).encode())]
-    raw.extend((name.encode("latin-1"), value.encode("latin-1")) for name, value in (headers or {}).items())
+    """Answer ``status`` with ``payload`` (JSON unless ``json_body`` is False: then no content type) in two messages."""
+    pairs = (
+        [(name.encode("latin-1"), value.encode("latin-1")) for name, value in headers.items()]
+        if isinstance(headers, Mapping)
+        else list(headers)
+    )
+    pairs.append((b"content-length", str(len(payload)).encode()))
+    if json_body:
+        pairs.append((b"content-type", b"application/json"))
     if close:
-        raw.append((b"connection", b"close"))
-    await send({"type": "http.response.start", "status": status, "headers": raw})
+        pairs.append((b"connection", b"close"))
+    await send({"type": "http.response.start", "status": status, "headers": pairs})
     await send({"type": "http.response.body", "body": payload})

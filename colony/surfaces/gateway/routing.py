@@ -14,7 +14,8 @@ from typing import Any
 import httpx
 
 from colony.errors import CallTimeoutError, CapabilityDeniedError, PeerError, ToolInputError, UnknownToolError
-from colony.runtime import CallRequest, CallStatus, Principal, Runtime, wire
+from colony.runtime import Acting, CallOutcome, CallRequest, CallStatus, Principal, Runtime, wire
+from colony.runtime.steps import Call
 from colony.surfaces.gateway.mesh import MeshCatalog
 from colony.surfaces.gateway.models import ToolCallRequest
 from colony.surfaces.gateway.settings import GatewaySettings, Peer
@@ -71,11 +72,19 @@ class Router:
                 )
             principal.acting_for(agent)  # a caller names no agent but its own, here or at a peer
         caller = agent or principal.agent_id
-        if target.kind == "remote":
-            if target.url is None:
-                raise ToolInputError.for_field("target.url", "target.url is required when target.kind is 'remote'")
-            return await self._remote(self._peer(target.url), request, caller)
-        return await self._from_peers(request, caller)
+        if target.kind == "remote" and target.url is None:
+            raise ToolInputError.for_field("target.url", "target.url is required when target.kind is 'remote'")
+        routed: list[Routed] = []
+
+        async def forward(call: Call) -> CallOutcome:
+            """The handler of a call another node runs (behind this node's steps: its limits hold here too)."""
+            peer = self._peer(target.url) if target.kind == "remote" and target.url else None
+            routed.append(await (self._remote(peer, request, caller) if peer else self._from_peers(request, caller)))
+            acting = Acting(caller, acted_by=principal.agent_id if caller != principal.agent_id else None)
+            return CallOutcome(CallStatus.EXECUTED, tool=request.tool_name, version="", action="", acting=acting)
+
+        await self.runtime.dispatch(Call(CallRequest(tool=request.tool_name, agent_id=agent), principal), forward)
+        return routed[0]
 
     async def _local(self, request: ToolCallRequest, principal: Principal, agent: str | None) -> Routed:
         call = CallRequest(

@@ -20,7 +20,7 @@ from mcp.shared.exceptions import MCPError
 from schemathesis import GenerationMode
 
 from colony.runtime import Runtime
-from colony.surfaces.mcp_server import build_mcp_server
+from colony.surfaces.mcp.server import build_mcp_server
 
 
 def test_the_gateway_never_answers_500(gateway_url: str) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator
 
 import httpx
@@ -90,3 +91,20 @@ async def test_an_unexpected_error_is_answered_500_then_raised_for_the_log() -> 
             else:
                 response = await client.post("/v1/tool_call", json=CALL)
                 assert response.status_code == 500 and response.json()["error"]["message"] == "a bug"
+
+
+def test_every_layer_writes_json_the_same_way(client: TestClient) -> None:
+    """The guards, /mcp's layers, the hot path and the app's routes: one encoding, one content type."""
+    answers = [
+        client.post("/v1/tool_call", json=CALL),  # the hot path
+        client.get("/health"),  # a route
+        client.post("/v1/tool_call", content=b"{}", headers={"content-type": "text/plain"}),  # the body guard
+        client.post("/v1/tool_call", json=CALL, headers={"host": "attacker.example"}),  # the transport guard
+        client.get("/mcp"),  # the stateless /mcp methods
+        client.post("/mcp", content=b"{nope", headers={"content-type": "application/json"}),  # the JSON-RPC guard
+    ]
+    for answer in answers:
+        compact = json.dumps(answer.json(), ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+        assert answer.content == compact, (answer.request.url, answer.content)
+        assert answer.headers["content-type"] == "application/json"
+        assert answer.headers["content-length"] == str(len(answer.content))

@@ -12,7 +12,7 @@ from colony.kernel import ColonyKernel, ProposeActionRequest, RecordOutcomeReque
 from colony.runtime import LOCAL_OPERATOR, Catalog, Principal
 from colony.surfaces.definitions import kernel_definition, served_definition
 from colony.surfaces.kernel_tools import kernel_tools
-from colony.surfaces.mcp_listing import approval_listing, catalog_listing, kernel_listing
+from colony.surfaces.mcp.listing import approval_listing, catalog_listing, kernel_listing
 from colony.surfaces.portable_schema import portability_problems
 from tests.colony.surfaces.sample_tools import AppendNote
 from tests.colony.surfaces.seed001 import KERNEL_TOOLS

@@ -8,7 +8,7 @@ import pytest
 
 from colony import errors
 from colony.runtime import Acting, CallOutcome, CallStatus
-from colony.surfaces.mcp_results import catalog_result, error_body, error_result, kernel_error_result, value_result
+from colony.surfaces.mcp.results import catalog_result, error_body, error_result, kernel_error_result, value_result
 
 VERDICT = {"decision": "refuse", "gate_score": 0.0, "reason": "SANDBOX role: no write-path gate passes"}
 

@@ -8,9 +8,11 @@ the caller is this machine's local operator, acting for the agent ``colony mcp
 answers, never a crashed session: a bad argument or a refused call is an
 ``isError`` result naming what was wrong; only an unknown tool name is a
 JSON-RPC error, as the protocol asks (so is a tool whose catalog entry failed to
-load: it is not listed, and the error gives the reason). The listing is the catalog as it is now
-(re-read when the registry file changes); ``colony mcp`` also tells its client
-when the tools change (see mcp_changes.py).
+load: it is not listed, and the error gives the reason), and a call over the
+caller's limits (-32029, with when to retry). Kernel and approval tools go
+through ``Runtime.dispatch`` like catalog tools: the same limits and refusal
+counting. The listing is the catalog as it is now (re-read when the registry file
+changes); ``colony mcp`` also tells its client when the tools change (see changes.py).
 """
 
 from __future__ import annotations
@@ -26,19 +28,30 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams
 
 from colony.errors import ColonyError, ToolInputError, ToolUnavailableError, UnknownToolError
-from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, Principal, Runtime, split_case
+from colony.runtime import (
+    LOCAL_OPERATOR,
+    Acting,
+    CallOutcome,
+    CallRequest,
+    CallStatus,
+    Principal,
+    Runtime,
+    split_case,
+)
+from colony.runtime.steps import Call
 from colony.surfaces.approval_tools import approval_tools, call_approval_tool, mcp_resolution
 from colony.surfaces.error_mapping import mcp_error
 from colony.surfaces.kernel_tools import call_kernel_tool, kernel_tools
-from colony.surfaces.mcp_changes import ToolListNotifier
-from colony.surfaces.mcp_listing import approval_listing, catalog_listing, kernel_listing
-from colony.surfaces.mcp_results import catalog_result, error_result, held_result, kernel_error_result, value_result
+from colony.surfaces.mcp.changes import ToolListNotifier
+from colony.surfaces.mcp.listing import approval_listing, catalog_listing, kernel_listing
+from colony.surfaces.mcp.results import catalog_result, error_result, held_result, kernel_error_result, value_result
 from colony.telemetry.surfaces import surface_span
 
-__all__ = ["AGENT_HEADER", "PRINCIPAL_STATE", "build_mcp_server", "run_stdio"]
+__all__ = ["AGENT_HEADER", "PRINCIPAL_STATE", "REFUSAL_STATE", "build_mcp_server", "run_stdio"]
 
 AGENT_HEADER = "x-colony-agent"
 PRINCIPAL_STATE = "colony_principal"
+REFUSAL_STATE = "colony_refusal"
 
 
 def build_mcp_server(
@@ -79,24 +92,16 @@ def build_mcp_server(
             notifier.remember(ctx)
         principal = _principal(ctx)
         arguments = dict(params.arguments or {})
-        if params.name in kernel_tools():
+        operation = kernel_tools().get(params.name) or approval_tools().get(params.name)
+        if operation is not None:
+            request = CallRequest(tool=params.name, arguments=arguments, agent_id=_agent(arguments))
+            operation_call = Call(request, principal, verb="mcp")
             try:
-                async with runtime.refusals.forbidden(principal.agent_id, _agent(arguments), f"mcp {params.name}"):
-                    answer = await anyio.to_thread.run_sync(
-                        call_kernel_tool, runtime.kernels, params.name, arguments, principal
-                    )
+                outcome = await runtime.dispatch(operation_call, operate)
             except ColonyError as error:
-                return kernel_error_result(error)
-            return value_result(answer)
-        if params.name in approval_tools():
-            try:
-                async with runtime.refusals.forbidden(principal.agent_id, _agent(arguments), f"mcp {params.name}"):
-                    answer = await anyio.to_thread.run_sync(
-                        call_approval_tool, runtime.kernels, params.name, arguments, principal
-                    )
-            except ColonyError as error:
-                return error_result(error)
-            return value_result(answer)
+                _refuse_at_transport(ctx, operation_call, error)
+                return kernel_error_result(error) if params.name in kernel_tools() else error_result(error)
+            return value_result(outcome.result)
         try:
             tool = runtime.catalog.resolve(params.name)
         except ToolUnavailableError as error:  # not listed, so a protocol error like an unknown name, saying why
@@ -107,17 +112,35 @@ def build_mcp_server(
                 f"unknown tool {params.name!r} (the tools this caller may call: {', '.join(visible) or 'none'})"
             )
             raise MCPError.from_error_data(mcp_error(unknown)) from None
+        call: Call | None = None
         try:
             request = _request(
                 params.name, arguments, tool.governed(tool.primary_action), _header(ctx, AGENT_HEADER) or acting_for
             )
-            outcome = await runtime.call(request, principal)
+            call = Call(request, principal)
+            outcome = await runtime.dispatch(call)
             if outcome.status is CallStatus.HELD and outcome.approval is not None:
                 return held_result(outcome, mcp_resolution(outcome.approval.approval_id))
             outcome.raise_for_status()
         except ColonyError as error:
+            _refuse_at_transport(ctx, call, error)
             return error_result(error)
         return catalog_result(outcome)
+
+    async def operate(call: Call) -> CallOutcome:
+        """The handler of a kernel or approval tool: its kernel operation, in a worker thread."""
+        name, principal = call.request.tool, call.principal
+        run = call_kernel_tool if name in kernel_tools() else call_approval_tool
+        answer = await anyio.to_thread.run_sync(run, runtime.kernels, name, call.request.arguments, principal)
+        version = (kernel_tools().get(name) or approval_tools()[name]).version
+        return CallOutcome(
+            CallStatus.EXECUTED,
+            tool=name,
+            version=version,
+            action=name,
+            acting=Acting(principal.agent_id),
+            result=answer,
+        )
 
     return Server(
         "colony",
@@ -136,6 +159,20 @@ async def run_stdio(server: Server[Any], runtime: Runtime, notifier: ToolListNot
         group.start_soon(runtime.refusals.run)  # refused calls reach the audit log within a second
         await server.run(read_stream, write_stream, options)
         group.cancel_scope.cancel()
+
+
+def _refuse_at_transport(ctx: ServerRequestContext[Any], call: Call | None, error: ColonyError) -> None:
+    """A call the limits refused is a JSON-RPC error, and over HTTP a 429 with Retry-After (see gateway/limits.py).
+
+    The refusal is left in the request's state for the /mcp endpoint, which sets the
+    status and headers of the answer the transport writes; over stdio there is no status.
+    """
+    if call is None or call.limited is not error:
+        return
+    state = _state(ctx)
+    if state is not None:
+        state[REFUSAL_STATE] = error
+    raise MCPError.from_error_data(mcp_error(error)) from None
 
 
 def _agent(arguments: dict[str, Any]) -> str | None:
@@ -158,10 +195,16 @@ def _principal(ctx: ServerRequestContext[Any]) -> Principal:
     """
     if ctx.request is None:
         return LOCAL_OPERATOR
+    state = _state(ctx)
+    principal = state.get(PRINCIPAL_STATE) if state is not None else None
+    return principal if isinstance(principal, Principal) else Principal(agent_id="unauthenticated")
+
+
+def _state(ctx: ServerRequestContext[Any]) -> dict[str, Any] | None:
+    """The HTTP request's ASGI state (shared with the gateway's layers); None over stdio."""
     scope = getattr(ctx.request, "scope", None)
     state = scope.get("state") if isinstance(scope, dict) else None
-    principal = state.get(PRINCIPAL_STATE) if isinstance(state, dict) else None
-    return principal if isinstance(principal, Principal) else Principal(agent_id="unauthenticated")
+    return state if isinstance(state, dict) else None
 
 
 def _request(name: str, arguments: dict[str, Any], governed: bool, agent: str | None) -> CallRequest:
