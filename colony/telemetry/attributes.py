@@ -77,16 +77,15 @@ def of_approval(approval: Any) -> dict[str, Any]:
 def of_outcome(outcome: Any) -> dict[str, Any]:
     """A finished call (a CallOutcome): how it ended, the verdict it answered, what the record says."""
     values: dict[str, Any] = {OUTCOME: outcome.status.value, ACTION: outcome.action}
-    verdict = outcome.verdict or {}
-    if "decision" in verdict:
-        values[VERDICT] = verdict["decision"]
+    if outcome.verdict is not None:
+        values[VERDICT] = outcome.verdict.decision
     if (approval := outcome.approval) is not None:
-        values[APPROVAL_ID] = approval["approval_id"]
-        values[APPROVAL_STATE] = approval["state"]
+        values[APPROVAL_ID] = approval.approval_id
+        values[APPROVAL_STATE] = approval.state
     if (record := outcome.record) is not None:
-        values[TRUST] = record.get("trust_score")
-        values[ROLE] = record.get("role")
-        for dimension, amount in (record.get("overspent") or {}).items():
+        values[TRUST] = record.trust_score
+        values[ROLE] = record.role
+        for dimension, amount in (record.overspent or {}).items():
             values[f"colony.budget.overspent.{dimension}"] = amount
     if outcome.error is not None:
         values[ERROR_TYPE] = type(outcome.error).__name__

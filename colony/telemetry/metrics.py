@@ -97,7 +97,7 @@ def count_call(
     rest of a governed call's time is its governance cost. A pure call has none.
     """
     if outcome is not None:
-        verdict = (outcome.verdict or {}).get("decision", "none")
+        verdict = outcome.verdict.decision if outcome.verdict is not None else "none"
         ended = outcome.status.value
     else:
         verdict, ended = "none", type(error).__name__ if error is not None else "unknown"

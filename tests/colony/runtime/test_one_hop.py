@@ -9,11 +9,13 @@ from typing import Any
 
 import anyio
 import anyio.to_thread
+import pytest
 
 from colony.errors import CallTimeoutError
 from colony.kernel import ColonyKernel, GateVerdict, KernelSettings, Reporter
 from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, Catalog, KernelProvider, Runtime
 from colony.runtime.executor import BlockingAction, Execution, InProcessExecutor
+from colony.runtime.hop import Handoff, Phase
 from tests.colony.runtime.conftest import write_registry
 
 MakeRuntime = Callable[..., Runtime]
@@ -52,6 +54,22 @@ def slow_gate_runtime(tmp_path: Path, delay: float, timeout: float) -> tuple[Run
     return Runtime(catalog, kernels=KernelProvider(kernel), timeout_seconds=timeout), kernel
 
 
+@pytest.fixture
+def turned_away(monkeypatch: pytest.MonkeyPatch) -> dict[Phase, threading.Event]:
+    """Set, per phase, when the hop's thread asked to move on to it and was told the loop had given up."""
+    events = {phase: threading.Event() for phase in Phase}
+    move = Handoff.move
+
+    def watched(self: Handoff, phase: Phase, **options: Any) -> bool:
+        moved = move(self, phase, **options)
+        if not moved:
+            events[phase].set()
+        return moved
+
+    monkeypatch.setattr(Handoff, "move", watched)
+    return events
+
+
 async def wait_for(path: Path) -> None:
     with anyio.fail_after(30):
         while not path.exists():
@@ -59,7 +77,7 @@ async def wait_for(path: Path) -> None:
 
 
 async def test_an_action_past_its_deadline_is_answered_timed_out_and_recorded_once(
-    make_runtime: MakeRuntime, kernel: ColonyKernel, tmp_path: Path
+    make_runtime: MakeRuntime, kernel: ColonyKernel, tmp_path: Path, turned_away: dict[Phase, threading.Event]
 ) -> None:
     kernel.set_trust("engineer-1", 0.9)
     late = write_later(tmp_path / "late", 1.0)  # still running a grace (0.2 s) past its deadline
@@ -67,7 +85,8 @@ async def test_an_action_past_its_deadline_is_answered_timed_out_and_recorded_on
     assert outcome.status is CallStatus.FAILED and isinstance(outcome.error, CallTimeoutError)
     assert outcome.record is not None and outcome.verdict and outcome.verdict["decision"] == "execute"
     await wait_for(tmp_path / "late")  # a thread cannot be killed: the action finishes after the answer
-    await anyio.sleep(0.3)  # time for a second record, if the thread wrote one
+    # the thread, done with the action, was told the loop answered and recorded it: it writes no record
+    assert await anyio.to_thread.run_sync(turned_away[Phase.RECORDING].wait, 30)
     [consequence] = kernel.consequence_log("engineer-1")
     assert "timed out, and was killed at its deadline" in consequence.actual_outcome
     assert consequence.consequence_id == outcome.record["consequence_id"]
@@ -109,14 +128,16 @@ async def test_the_deadline_starts_with_the_action_not_with_the_gate(tmp_path: P
         await runtime.aclose()
 
 
-async def test_a_caller_that_leaves_while_the_gate_decides_never_runs_the_action(tmp_path: Path) -> None:
+async def test_a_caller_that_leaves_while_the_gate_decides_never_runs_the_action(
+    tmp_path: Path, turned_away: dict[Phase, threading.Event]
+) -> None:
     runtime, kernel = slow_gate_runtime(tmp_path, delay=0.5, timeout=5)
     try:
         with anyio.move_on_after(0.1) as scope:
             await runtime.call(write_later(tmp_path / "never", 0), LOCAL_OPERATOR)
         assert scope.cancelled_caught
-        await anyio.to_thread.run_sync(kernel.decided.wait, 30)
-        await anyio.sleep(0.5)  # the action would have written its file by now
+        # the thread, done with the gate, was told the caller left: it never starts the action
+        assert await anyio.to_thread.run_sync(turned_away[Phase.RUNNING].wait, 30)
         assert not (tmp_path / "never").exists()
         assert kernel.consequence_log("engineer-1") == []
         assert kernel.proposal_counts("engineer-1").total == 1  # judged, held open until its reservation expires
