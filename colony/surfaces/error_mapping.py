@@ -39,6 +39,11 @@ HTTP_STATUS: dict[type[errors.ColonyError], int] = {
     errors.SandboxUnavailableError: 503,
     errors.SandboxImageMissingError: 503,
     errors.UnknownSandboxRoleError: 500,
+    errors.UpstreamError: 502,
+    errors.UpstreamUnavailableError: 503,
+    errors.UpstreamTimeoutError: 504,
+    errors.UpstreamProtocolError: 502,
+    errors.UpstreamToolError: 502,
     errors.HPCError: 500,
     errors.HPCLimitError: 422,
     errors.HPCRequestError: 502,
@@ -54,6 +59,7 @@ HTTP_STATUS: dict[type[errors.ColonyError], int] = {
     errors.AgentSpecError: 400,
     errors.AgentModelError: 502,
     errors.SettingsError: 503,
+    errors.McpServersFileError: 503,
     errors.PolicyError: 503,
     errors.KernelError: 500,
     errors.KernelInputError: 400,
@@ -92,6 +98,11 @@ MCP_ERROR_CODE: dict[type[errors.ColonyError], int] = {
     errors.SandboxUnavailableError: -32031,
     errors.SandboxImageMissingError: -32032,
     errors.UnknownSandboxRoleError: -32033,
+    errors.UpstreamError: -32050,
+    errors.UpstreamUnavailableError: -32051,
+    errors.UpstreamTimeoutError: -32052,
+    errors.UpstreamProtocolError: -32053,
+    errors.UpstreamToolError: -32054,
     errors.HPCError: -32040,
     errors.HPCLimitError: -32041,
     errors.HPCRequestError: -32042,
@@ -107,6 +118,7 @@ MCP_ERROR_CODE: dict[type[errors.ColonyError], int] = {
     errors.AgentSpecError: INVALID_PARAMS,
     errors.AgentModelError: -32017,
     errors.SettingsError: -32016,
+    errors.McpServersFileError: -32016,
     errors.PolicyError: -32018,
     errors.KernelError: -32010,
     errors.KernelInputError: INVALID_PARAMS,
@@ -206,6 +218,8 @@ def rebuild_error(payload: Any, status: int) -> errors.ColonyError:
     if issubclass(cls, errors.ApprovalError):
         fields.setdefault("approval_id", "")
         fields.setdefault("state", None)
+    if issubclass(cls, errors.UpstreamError):
+        fields.setdefault("server", "")
     if issubclass(cls, errors.ToolUnavailableError):
         fields.setdefault("tool", "")
         fields.setdefault("reason", "")

@@ -177,16 +177,20 @@ async def test_no_server_process_outlives_the_runtime(upstream: Upstream, tmp_pa
     await runtime.call(CallRequest("hostile__lookup", {"key": "k"}), AGENT)
     started = (await runtime.call(CallRequest("hostile__started", {}), AGENT)).result
     assert started is not None
-    [pid] = [int(p) for p in os.listdir("/proc") if p.isdigit() and _is_hostile(int(p))]
+    state = str(tmp_path / "s")
+    [pid] = [int(p) for p in os.listdir("/proc") if p.isdigit() and _is_hostile(int(p), state)]
     await runtime.aclose()
     assert not Path(f"/proc/{pid}").exists() or _zombie(pid)
 
 
-def _is_hostile(pid: int) -> bool:
+def _is_hostile(pid: int, state: str) -> bool:
+    """Whether ``pid`` is the hostile server this test started (its state file says so; other tests run beside)."""
     try:
-        return "tests.servers.hostile_mcp" in Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        command = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
+        environment = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace")
     except OSError:
         return False
+    return "tests.servers.hostile_mcp" in command and f"HOSTILE_STATE={state}" in environment
 
 
 def _zombie(pid: int) -> bool:

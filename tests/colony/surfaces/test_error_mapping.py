@@ -115,6 +115,7 @@ def sample(cls: type[errors.ColonyError]) -> errors.ColonyError:
         "limit_bytes": 1 << 20,
         "consequence_id": "c-0191",
         "tool": "broken_tool",
+        "server": "files",
         "reason": "'broken_tool' (tools.x.Y): cannot import 'tools.x'",
         "policies": ["no-night-shell"],
         "reasons": ["no shell at night"],
