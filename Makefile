@@ -30,7 +30,7 @@ WORKERS ?= 4
 FAST := not (docker or postgres or prefect or node or moto or slow)
 
 test: install services lint
-	$(BIN)/pytest --cov -n $(WORKERS) --dist loadgroup
+	$(BIN)/pytest --cov -n $(WORKERS) --dist loadgroup --durations=10
 
 # The inner loop: no Docker, PostgreSQL, Prefect server, Node or moto, and not the slowest tests.
 test-fast: install

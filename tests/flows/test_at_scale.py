@@ -196,6 +196,7 @@ def colony(
             yield server, kernel_settings, {key: value for key, value in env.items() if key != "PREFECT_HOME"}
 
 
+@pytest.mark.timeout(900)  # two real workers, a dozen flow runs and a lost worker: minutes when the machine is shared
 def test_a_lost_worker_costs_no_record_no_double_tick_and_no_leaked_budget(
     colony: tuple[PrefectServer, KernelSettings, dict[str, str]], tmp_path: Path
 ) -> None:

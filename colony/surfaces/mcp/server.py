@@ -82,9 +82,13 @@ def build_mcp_server(
         return listing
 
     async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
-        """tools/call, in its own span: a ``traceparent`` in the request's ``_meta`` continues the caller's trace."""
+        """tools/call, in its span: a ``traceparent`` in the request's ``_meta`` continues the caller's trace.
+
+        The MCP SDK opens that span itself (named as here); Colony's attributes join it.
+        """
         meta = dict(params.meta) if params.meta is not None else None
-        with surface_span(f"tools/call {params.name}", "mcp", carrier=meta, values={"mcp.method.name": "tools/call"}):
+        name = f"tools/call {params.name}"
+        with surface_span(name, "mcp", carrier=meta, values={"mcp.method.name": "tools/call"}, join=name):
             return await answer_call(ctx, params)
 
     async def answer_call(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:

@@ -8,6 +8,9 @@ from dataclasses import dataclass
 
 import httpx
 import pytest
+from opentelemetry import context as otel_context
+from opentelemetry import trace
+from opentelemetry.trace import NonRecordingSpan, SpanContext, TraceFlags
 
 from colony.kernel import ColonyKernel, KernelSettings
 from tests.colony.surfaces.sample_tools import sample_repo
@@ -162,10 +165,12 @@ def test_a_callers_traceparent_is_continued(gateway: Gateway) -> None:
 
 
 def test_no_argument_value_reaches_a_span_by_default(gateway: Gateway) -> None:
+    with gateway.receiver.lock:
+        before = len([s for s in gateway.receiver.spans if s.attributes.get("colony.agent") == "trusted"])
     answered = gateway.note(SECRET, "trusted-token")
     assert answered.status_code == 200, answered.text
     spans = gateway.receiver.wait_for(lambda spans: len(spans) > 0)
-    call_spans(gateway.receiver, "trusted", 2)
+    call_spans(gateway.receiver, "trusted", before + 1)
     with gateway.receiver.lock:
         everything = list(gateway.receiver.spans)
     for span in everything:
@@ -175,19 +180,29 @@ def test_no_argument_value_reaches_a_span_by_default(gateway: Gateway) -> None:
 
 async def test_an_mcp_call_continues_the_trace_its_meta_names(gateway: Gateway) -> None:
     caller_trace, caller_span = "4bf92f3577b34da6a3ce929d0e0e4736", "00f067aa0ba902b7"
-    async with mcp_over_http(gateway.url, authorization="Bearer trusted-token") as client:
-        result = await client.call_tool(
-            "append_note",
-            {"note": "over mcp", **CASE},
-            meta={"traceparent": f"00-{caller_trace}-{caller_span}-01"},  # type: ignore[arg-type]
-        )
+    # The caller's span is current too: the official client injects the current context into
+    # ``_meta`` itself (over the one given) when its process traces, as a caller's would.
+    caller = SpanContext(int(caller_trace, 16), int(caller_span, 16), is_remote=True, trace_flags=TraceFlags(1))
+    token = otel_context.attach(trace.set_span_in_context(NonRecordingSpan(caller)))
+    try:
+        async with mcp_over_http(gateway.url, authorization="Bearer trusted-token") as client:
+            result = await client.call_tool(
+                "append_note",
+                {"note": "over mcp", **CASE},
+                meta={"traceparent": f"00-{caller_trace}-{caller_span}-01"},  # type: ignore[arg-type]
+            )
+    finally:
+        otel_context.detach(token)
     assert not result.is_error, result
     spans = gateway.receiver.wait_for(
         lambda spans: any(s.trace_id == caller_trace and s.name.startswith("execute_tool") for s in spans)
     )
     mine = {s.name: s for s in spans if s.trace_id == caller_trace}
-    method = mine["tools/call append_note"]
-    assert method.parent_id == caller_span and method.attributes["colony.surface"] == "mcp"
+    method = mine["tools/call append_note"]  # one span: the MCP SDK's server span, with Colony's attributes
+    assert [s.name for s in spans if s.trace_id == caller_trace].count("tools/call append_note") == 1
+    assert method.attributes["colony.surface"] == "mcp"
+    # Its parent is the caller's span, or the official client's own span under it when the test process traces.
+    assert method.parent_id and method.parent_id not in {s.span_id for s in spans}
     call = mine["execute_tool append_note"]
     assert call.parent_id == method.span_id
     assert (call.attributes["colony.verdict"], call.attributes["colony.outcome"]) == ("execute", "executed")
