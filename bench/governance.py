@@ -48,11 +48,12 @@ from bench.surfaces import (
     sequential,
     start_gateway,
 )
+from colony import LocalToolCapability, action_executor
 from colony.kernel import ColonyKernel, KernelSettings
 from colony.runtime import LOCAL_OPERATOR, CallRequest, Catalog, Governor, KernelProvider, Runtime
 from colony.runtime.authorization import Authorization
 from colony.runtime.executor import BlockingAction, Execution, Executor
-from tests.colony.surfaces.sample_tools import AppendNote
+from tests.colony.surfaces.sample_tools import Appended, AppendNote, notes_file
 
 REPO = Path(__file__).resolve().parents[1]
 CALLS = 400
@@ -78,10 +79,21 @@ CASE: Case = {
 BUDGETS = {"COLONY_BUDGET_LLM_CALLS": "1000000000", "COLONY_BUDGET_RUNTIME_SECONDS": "1000000000"}
 
 
-class UngovernedNote(AppendNote):
-    """The same tool declared without side effects: it runs without the gate (the HTTP comparison)."""
+class UngovernedNote(LocalToolCapability):
+    """The same tool declared without side effects: it runs without the gate (the HTTP comparison).
+
+    Its own class: a subclass of ``AppendNote`` may not drop the governance its base declares.
+    """
 
     spec = AppendNote.spec.model_copy(update={"name": "append_note_ungoverned", "side_effecting": False})
+
+    @action_executor
+    def append_note(self, *, note: str) -> Appended:
+        """Append ``note`` as one line to the notes file."""
+        path = notes_file()
+        with path.open("a", encoding="utf-8") as stream:
+            stream.write(note.replace("\n", " ") + "\n")
+        return Appended(path=str(path), notes=len(path.read_text(encoding="utf-8").splitlines()))
 
 
 class PluggedExecutor:

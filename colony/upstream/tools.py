@@ -19,11 +19,13 @@ import re
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from types import MappingProxyType
 from typing import Any, ClassVar
 
 import mcp_types
 from jsonschema.exceptions import SchemaError
+from jsonschema.protocols import Validator
 
 from colony.capability import ToolCapability
 from colony.capability._actions import ActionDefinition, action_executor
@@ -52,8 +54,13 @@ def catalog_name(server: str, tool: str) -> str:
 class SchemaAction(ActionDefinition):
     """An action whose contract is a JSON Schema the server declared, checked with jsonschema."""
 
+    @cached_property
+    def validator(self) -> Validator:
+        """The input schema's validator, looked up once per action rather than per call."""
+        return compiled_validator(self.input_schema)
+
     def validate_input(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        validator = compiled_validator(self.input_schema)
+        validator = self.validator
         problems = [
             FieldError(
                 field="/".join(str(part) for part in error.absolute_path) or "<root>",
