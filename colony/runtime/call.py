@@ -56,8 +56,13 @@ class CallRequest:
 
     def __post_init__(self) -> None:
         """Read the case as every surface reads it (``GateCase``): ToolInputError naming a field at fault."""
-        case = (self.rationale, self.rollback_plan, self.evidence, self.target, self.budget_estimate)
-        if any(value is not None for value in case):
+        if not (
+            self.rationale is None
+            and self.rollback_plan is None
+            and self.evidence is None
+            and self.target is None
+            and self.budget_estimate is None
+        ):
             GateCase.read(
                 {
                     "rationale": self.rationale,
@@ -122,7 +127,7 @@ class CallOutcome:
         """A verdict, record or approval given in its wire form (a JSON object) is read into its view."""
         for name, view in (("verdict", VerdictView), ("record", RecordView), ("approval", ApprovalView)):
             value = getattr(self, name)
-            if isinstance(value, Mapping):
+            if value is not None and isinstance(value, Mapping):
                 object.__setattr__(self, name, view.model_validate(value))
 
     @property

@@ -104,6 +104,16 @@ class PolicyStep:
             found = self._facts[tool.name] = tool_facts(tool)
         return found
 
+    def fixed(self, tool: CatalogTool, action: str) -> PolicyDecision | None:
+        """The decision no condition can change for this action (today's set, no reload due), else None.
+
+        Most actions under most policy sets have one (the shipped baseline permits them all): the
+        call is answered without a coroutine, a context or Cedar.
+        """
+        if self.store.due():
+            return None
+        return self.store.current().fixed(f"{tool.name}.{action}")
+
     async def decide(
         self,
         tool: CatalogTool,

@@ -113,7 +113,9 @@ class Runtime:
             permit(principal, tool)
             acting = principal.acting_for(request.agent_id)
             # the operators' policies judge the resolved tool and checked arguments, before the gate
-            decision = await self.policies.decide(tool, action, arguments, principal, request)
+            decision = self.policies.fixed(tool, action) or await self.policies.decide(
+                tool, action, arguments, principal, request
+            )
             request = self.policies.apply(decision, request, tool, action, acting)
             governed = tool.governed(action) or request.approval_required or request.approval_id is not None
             if governed:  # a pure call is validated by the action itself; a governed one before the gate sees it
