@@ -45,3 +45,13 @@ async def test_it_counts_as_the_guide_shows_and_names_a_bad_field(word_count: An
     with pytest.raises(ToolInputError) as error:
         await tool.invoke("count_words", {"text": 10})
     assert "text" in str(error.value)
+
+
+async def test_the_readmes_tool_in_30_lines_runs_as_written() -> None:
+    readme = (EXAMPLES.parents[1] / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## A tool in 30 lines", 1)[1].split("```python\n", 1)[1].split("```", 1)[0]
+    assert len(block.splitlines()) <= 40
+    namespace: dict[str, Any] = {"__name__": "readme_tool"}
+    exec(compile(block, "README.md", "exec"), namespace)
+    tool = namespace["WordCount"]()
+    assert await tool.invoke("count_words", {"text": "one two\nthree"}) == {"words": 3, "lines": 2}
