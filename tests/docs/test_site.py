@@ -12,6 +12,7 @@ import pytest
 
 from colony.catalog import load_registry
 from colony.docs import render_tools_reference
+from colony.surfaces.error_mapping import HTTP_STATUS
 from colony.surfaces.gateway import create_app
 from colony.surfaces.gateway.settings import GatewaySettings
 
@@ -60,3 +61,9 @@ def test_every_setting_and_every_command_is_on_its_page(site: Path) -> None:
     cli = (site / "reference" / "cli" / "index.html").read_text(encoding="utf-8")
     for command in ("colony-tools-call", "colony-approvals-approve", "colony-up", "colony-policy-explain"):
         assert f'id="{command}"' in cli
+
+
+def test_every_error_is_on_the_errors_page_with_its_codes(site: Path) -> None:
+    page = (site / "reference" / "errors" / "index.html").read_text(encoding="utf-8")
+    for error, status in HTTP_STATUS.items():
+        assert f"<code>{error.__name__}</code></td>\n<td>{status}</td>" in page, error.__name__
