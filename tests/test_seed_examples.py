@@ -4,7 +4,7 @@ Seed 004's tool examples live in tests/seed004.py (run by the client, gateway an
 seed 001's in tests/colony/kernel/test_seed_examples.py and tests/colony/surfaces/seed001.py,
 seed 000's HPC sample in tests/colony/hpc/test_seed_sample.py; every Python sample, read from
 the seed files, runs in tests/test_seed_samples.py. Where Colony deliberately
-differs from a seed, the test asserts what Colony does and names the README entry
+differs from a seed, the test asserts what Colony does and names the entry in docs/design.md
 ("Design changes, and why" -> "From the seeds") that says why.
 """
 
@@ -104,7 +104,7 @@ def kernels(colony_home: Path) -> Iterator[KernelProvider]:
 def test_seed_000_tool_tags_filter_the_catalog_menu() -> None:
     """``include_tags={"tool"}`` is every tool; ``{"tool", "hpc"}`` the HPC tools only.
 
-    Colony's tags also carry the spec's domain and locality (README, "From the seeds": tags).
+    Colony's tags also carry the spec's domain and locality (docs/design.md, "From the seeds": tags).
     """
     tools = [resolve_capability(entry)() for entry in planner_visible(discover_tools().tools).values()]
     every = {entry.capability for entry in action_menu(tools, include_tags={"tool"})}
@@ -157,7 +157,7 @@ async def test_seed_000_sandbox_sample_defines_and_names_its_missing_image() -> 
     """The sample is accepted as written; with no ``femm`` image configured, preflight and the call say so.
 
     Its containers come from a SandboxSession, not an agent-mounted SandboxedShellCapability
-    (README, "From the seeds": sandbox sessions).
+    (docs/design.md, "From the seeds": sandbox sessions).
     """
     tool = FemmShieldingCapability()
     try:
@@ -178,7 +178,7 @@ async def test_seed_000_sandbox_sample_defines_and_names_its_missing_image() -> 
 def test_seed_004_catalog_records_keep_the_1_0_0_contract(name: str) -> None:
     """Each record has ToolSchema's nine fields and the seed's 1.0.0 schemas, tags and tokens.
 
-    Versions moved on under seed 004's rule (README, "From the seeds": versions and
+    Versions moved on under seed 004's rule (docs/design.md, "From the seeds": versions and
     pii_redact / jsonschema_validate); the breaking ones are checked below.
     """
     required_in, types, required_out, tags = SEED_004_TOOLS[name]
@@ -267,7 +267,7 @@ def test_seed_001_falsify_plan_ignores_unknown_keys(kernels: KernelProvider) -> 
 
 
 def test_seed_001_a_recognised_plan_key_of_the_wrong_type_is_a_field_error(kernels: KernelProvider) -> None:
-    """A string ``tests`` is not test coverage (README, "From the seeds": plan fields are typed)."""
+    """A string ``tests`` is not test coverage (docs/design.md, "From the seeds": plan fields are typed)."""
     plan = GOOD_PLAN | {"tests": "t"}
     answer = run_kernel_tool(kernels, "colony_falsify_plan", {"plan_json": json.dumps(plan)}, OPERATOR)
     assert set(answer) == {"error"} and "plan_json.tests" in answer["error"]
@@ -275,7 +275,7 @@ def test_seed_001_a_recognised_plan_key_of_the_wrong_type_is_a_field_error(kerne
 
 def test_seed_001_arguments_outside_the_input_schema_are_refused(kernels: KernelProvider) -> None:
     """The seed's schemas do not close their objects; Colony refuses an undeclared argument, naming it
-    (README, "From the seeds": unknown arguments)."""
+    (docs/design.md, "From the seeds": unknown arguments)."""
     arguments = {
         "agent_id": "ops",
         "action_type": "run_tests",
@@ -290,7 +290,7 @@ def test_seed_001_arguments_outside_the_input_schema_are_refused(kernels: Kernel
 
 def test_seed_001_an_unattested_report_is_an_operators(kernels: KernelProvider) -> None:
     """The seed's unattested colony_record_outcome is kept for operators; an agent brings its authorization
-    (README, "From the seeds": who may report)."""
+    (docs/design.md, "From the seeds": who may report)."""
     report = {
         "agent_id": "engineer-1",
         "action_type": "patch_file",

@@ -15,7 +15,7 @@ Samples that cannot run, and why:
 
 - 000:80 writes ``spec = ToolSpec(...)``: the fields are elided, and ``ToolSpec`` takes them by name.
 - 004:906 adds to a ``TOOL_SCHEMAS`` dict the seed never defines: a Colony tool is a
-  ``ToolCapability`` class in ``.colony/tool-registry.json`` (README, "From the seeds", seed 004).
+  ``ToolCapability`` class in ``.colony/tool-registry.json`` (docs/design.md, "From the seeds", seed 004).
 - Seed 000's SandboxToolCapability sample is not Python (``ToolSpec(name=..., ...)`` puts a
   positional argument after a keyword), so it is no sample here; tests/test_seed_examples.py
   runs it with its spec filled in.

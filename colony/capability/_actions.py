@@ -163,7 +163,7 @@ def define_action(owner: type, attribute: str, method: Callable[..., Any], optio
     signature = inspect.signature(method)
     hints = get_type_hints(method, include_extras=True)
     doc = inspect.cleandoc(method.__doc__ or "")
-    sections = Docstring(doc).parse("google") if doc else []
+    sections = Docstring(doc).parse("google", warnings=False) if doc else []
     arg_docs = {
         parameter.name: parameter.description
         for section in sections

@@ -225,7 +225,7 @@ def pin_tools() -> None:
 def write_docs(
     output: Annotated[Path | None, typer.Option(help="Write here instead of standard output.")] = None,
 ) -> None:
-    """Generate the tools reference (docs/reference/tools.md) from the catalog."""
+    """Print the tools reference (the documentation site's Tools page) generated from the catalog."""
     text = render_tools_reference(load_registry())
     if output is None:
         typer.echo(text, nl=False)

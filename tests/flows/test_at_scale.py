@@ -1,4 +1,4 @@
-"""The README's at-scale path end to end: PostgreSQL, a Prefect server on it, the kernel on it, two workers.
+"""The Prefect guide's at-scale path end to end: PostgreSQL, a Prefect server on it, the kernel on it, two workers.
 
 ``colony deploy`` sets up the server; two ``prefect worker start --pool colony --limit 4``
 processes run a mixed batch (tool calls, gated actions executed, refused, approved and

@@ -33,7 +33,54 @@ from colony.surfaces.auth import (
 )
 from colony.surfaces.gateway.origins import normalize_origin
 
-__all__ = ["GatewaySettings", "Peer", "is_loopback"]
+__all__ = [
+    "LIST_VARIABLES",
+    "SCALAR_VARIABLES",
+    "STRUCTURED_VARIABLES",
+    "GatewaySettings",
+    "Peer",
+    "is_loopback",
+]
+
+
+#: The ``COLONY_GATEWAY_*`` variable of each plain field (the settings reference lists them from here).
+SCALAR_VARIABLES = {
+    field: f"COLONY_GATEWAY_{suffix}"
+    for field, suffix in {
+        "host": "HOST",
+        "port": "PORT",
+        "node_id": "NODE_ID",
+        "max_body_bytes": "MAX_BODY_BYTES",
+        "max_argument_bytes": "MAX_ARGUMENT_BYTES",
+        "call_timeout_seconds": "CALL_TIMEOUT",
+        "peer_timeout_seconds": "PEER_TIMEOUT",
+        "peer_catalog_max_bytes": "PEER_CATALOG_MAX_BYTES",
+        "jwks_url": "JWKS_URL",
+        "jwks_file": "JWKS_FILE",
+        "jwt_audience": "JWT_AUDIENCE",
+        "jwt_issuer": "JWT_ISSUER",
+        "header_timeout_seconds": "HEADER_TIMEOUT",
+        "max_header_bytes": "MAX_HEADER_BYTES",
+        "body_timeout_seconds": "BODY_TIMEOUT",
+        "max_connections": "MAX_CONNECTIONS",
+        "max_connections_per_client": "MAX_CONNECTIONS_PER_CLIENT",
+        "max_waits_per_principal": "MAX_WAITS_PER_PRINCIPAL",
+    }.items()
+}
+#: The variable of each list field: comma-separated values.
+LIST_VARIABLES = {
+    "allowed_hosts": "COLONY_GATEWAY_ALLOWED_HOSTS",
+    "allowed_origins": "COLONY_GATEWAY_ALLOWED_ORIGINS",
+    "authorization_servers": "COLONY_GATEWAY_AUTHORIZATION_SERVERS",
+    "trusted_proxies": "COLONY_GATEWAY_TRUSTED_PROXIES",
+}
+#: The variable of each structured field (JSON, or a path for the token file).
+STRUCTURED_VARIABLES = {
+    "tokens": "COLONY_GATEWAY_TOKENS",
+    "tokens_file": "COLONY_GATEWAY_TOKENS_FILE",
+    "peers": "COLONY_GATEWAY_PEERS",
+    "rate_limits": "COLONY_GATEWAY_RATE_LIMITS",
+}
 
 
 class Peer(BaseModel):
@@ -228,47 +275,21 @@ class GatewaySettings(BaseModel):
         """Settings from ``COLONY_GATEWAY_*`` variables, then ``overrides`` (the CLI's options)."""
         env = os.environ
         values: dict[str, Any] = {}
-        simple = {
-            "host": "HOST",
-            "port": "PORT",
-            "node_id": "NODE_ID",
-            "max_body_bytes": "MAX_BODY_BYTES",
-            "max_argument_bytes": "MAX_ARGUMENT_BYTES",
-            "call_timeout_seconds": "CALL_TIMEOUT",
-            "peer_timeout_seconds": "PEER_TIMEOUT",
-            "peer_catalog_max_bytes": "PEER_CATALOG_MAX_BYTES",
-            "jwks_url": "JWKS_URL",
-            "jwks_file": "JWKS_FILE",
-            "jwt_audience": "JWT_AUDIENCE",
-            "jwt_issuer": "JWT_ISSUER",
-            "header_timeout_seconds": "HEADER_TIMEOUT",
-            "max_header_bytes": "MAX_HEADER_BYTES",
-            "body_timeout_seconds": "BODY_TIMEOUT",
-            "max_connections": "MAX_CONNECTIONS",
-            "max_connections_per_client": "MAX_CONNECTIONS_PER_CLIENT",
-            "max_waits_per_principal": "MAX_WAITS_PER_PRINCIPAL",
-        }
-        for field, suffix in simple.items():
-            if env.get(f"COLONY_GATEWAY_{suffix}"):
-                values[field] = env[f"COLONY_GATEWAY_{suffix}"]
-        lists = (
-            ("allowed_hosts", "ALLOWED_HOSTS"),
-            ("allowed_origins", "ALLOWED_ORIGINS"),
-            ("authorization_servers", "AUTHORIZATION_SERVERS"),
-            ("trusted_proxies", "TRUSTED_PROXIES"),
-        )
-        for field, suffix in lists:
-            if env.get(f"COLONY_GATEWAY_{suffix}"):
-                values[field] = [item.strip() for item in env[f"COLONY_GATEWAY_{suffix}"].split(",") if item.strip()]
-        if env.get("COLONY_GATEWAY_RATE_LIMITS"):
-            values["rate_limits"] = _parse_rate_limits(env["COLONY_GATEWAY_RATE_LIMITS"])
-        if env.get("COLONY_GATEWAY_PEERS"):
-            values["peers"] = _parse_peers(env["COLONY_GATEWAY_PEERS"])
+        for field, variable in SCALAR_VARIABLES.items():
+            if env.get(variable):
+                values[field] = env[variable]
+        for field, variable in LIST_VARIABLES.items():
+            if env.get(variable):
+                values[field] = [item.strip() for item in env[variable].split(",") if item.strip()]
+        if env.get(STRUCTURED_VARIABLES["rate_limits"]):
+            values["rate_limits"] = _parse_rate_limits(env[STRUCTURED_VARIABLES["rate_limits"]])
+        if env.get(STRUCTURED_VARIABLES["peers"]):
+            values["peers"] = _parse_peers(env[STRUCTURED_VARIABLES["peers"]])
         tokens = tokens_from_env()
         if tokens:
             values["tokens"] = tokens
-        elif env.get("COLONY_GATEWAY_TOKENS_FILE", "").strip():
-            values["tokens_file"] = env["COLONY_GATEWAY_TOKENS_FILE"].strip()
+        elif env.get(STRUCTURED_VARIABLES["tokens_file"], "").strip():
+            values["tokens_file"] = env[STRUCTURED_VARIABLES["tokens_file"]].strip()
             read_token_file(Path(values["tokens_file"]))  # a file that cannot serve is refused at start
         return cls._validated(values, overrides)
 

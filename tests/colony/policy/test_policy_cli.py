@@ -9,7 +9,7 @@ import pytest
 from typer.testing import CliRunner
 
 from colony.cli import app
-from tests.colony.policy.test_policy_decisions import readme_policies
+from tests.colony.policy.test_policy_decisions import guide_policies
 
 runner = CliRunner()
 CASES = """
@@ -55,7 +55,7 @@ CASES = """
 def rules(tmp_path: Path) -> Path:
     directory = tmp_path / "policies"
     directory.mkdir()
-    (directory / "readme.cedar").write_text(readme_policies())
+    (directory / "guide.cedar").write_text(guide_policies())
     (directory / "baseline.cedar").write_text("permit(principal, action, resource);\n")
     return directory
 

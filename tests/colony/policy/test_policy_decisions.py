@@ -1,4 +1,4 @@
-"""Operators' policies decide calls in Runtime.call: the README's rules, nested arguments, tags, holds, the baseline."""
+"""Operators' policies decide calls in Runtime.call: the guide's rules, nested arguments, tags, holds, the baseline."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from colony.runtime import CallRequest, CallStatus, Principal, Runtime
 from tests.colony.policy.policy_tools import releases
 
 MakeRuntime = Callable[..., Runtime]
-README = Path(__file__).resolve().parents[3] / "README.md"
+POLICIES_GUIDE = Path(__file__).resolve().parents[3] / "docs" / "guides" / "policies.md"
 CASE = {
     "rationale": "Record the release so the operators can follow what went out",
     "rollback_plan": "Remove the line from releases.jsonl again",
@@ -27,9 +27,9 @@ NIGHT = time.mktime((2026, 1, 5, 23, 30, 0, 0, 0, 0)) - time.timezone  # 23:30 U
 DAY = NIGHT - 12 * 3600  # 11:30 UTC
 
 
-def readme_policies() -> str:
-    """The ```cedar block of the README's policies section: the rules operators are shown."""
-    section = README.read_text(encoding="utf-8").split("## Policies:", 1)[1]
+def guide_policies() -> str:
+    """The ```cedar block of the policies guide: the rules operators are shown."""
+    section = POLICIES_GUIDE.read_text(encoding="utf-8")
     match = re.search(r"```cedar\n(.*?)```", section, re.S)
     assert match is not None
     return match.group(1)
@@ -70,7 +70,7 @@ async def test_the_shipped_baseline_permits_everything(make_runtime: MakeRuntime
 async def test_the_readme_rules_decide_as_written(
     make_runtime: MakeRuntime, policies: Path, kernel: ColonyKernel
 ) -> None:
-    (policies / "rules.cedar").write_text(readme_policies())
+    (policies / "rules.cedar").write_text(guide_policies())
     (policies / "baseline.cedar").write_text("permit(principal, action, resource);\n")
     runtime = make_runtime()
     clerk, other = Principal.of("report-clerk", ["*"]), Principal.of("engineer-1", ["*"])
@@ -103,7 +103,7 @@ async def test_the_readme_rules_decide_as_written(
 async def test_a_forbidden_call_is_refused_naming_the_policy_and_its_reason(
     make_runtime: MakeRuntime, policies: Path
 ) -> None:
-    (policies / "rules.cedar").write_text(readme_policies())
+    (policies / "rules.cedar").write_text(guide_policies())
     (policies / "baseline.cedar").write_text("permit(principal, action, resource);\n")
     runtime = make_runtime()
     with pytest.raises(PolicyDeniedError) as refused:
@@ -187,7 +187,7 @@ async def test_a_policy_that_does_not_parse_names_its_line(make_runtime: MakeRun
 async def test_hold_by_policy_reaches_a_person_who_approves_it(
     make_runtime: MakeRuntime, policies: Path, kernel: ColonyKernel
 ) -> None:
-    (policies / "rules.cedar").write_text(readme_policies())
+    (policies / "rules.cedar").write_text(guide_policies())
     (policies / "baseline.cedar").write_text("permit(principal, action, resource);\n")
     runtime = make_runtime()
     who = Principal.of("trusted-ant", ["*"])

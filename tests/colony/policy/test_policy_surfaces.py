@@ -14,7 +14,7 @@ from mcp import Client
 
 from colony.client import UnifiedToolClient
 from colony.errors import PolicyDeniedError
-from tests.colony.policy.test_policy_decisions import readme_policies
+from tests.colony.policy.test_policy_decisions import guide_policies
 from tests.colony.surfaces.seed001 import call
 from tests.colony.surfaces.test_mcp_stdio import stdio_server
 from tests.services.gateway import StartGateway
@@ -27,10 +27,10 @@ RULE = "pii-privacy-group-only"
 
 @pytest.fixture
 def rules(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """The README's rules and a permit-all, in force for this test's processes (COLONY_POLICIES)."""
+    """The policies guide's rules and a permit-all, in force for this test's processes (COLONY_POLICIES)."""
     directory = tmp_path / "policies"
     directory.mkdir()
-    (directory / "readme.cedar").write_text(readme_policies())
+    (directory / "guide.cedar").write_text(guide_policies())
     (directory / "baseline.cedar").write_text("permit(principal, action, resource);\n")
     monkeypatch.setenv("COLONY_POLICIES", str(directory))
     return directory
