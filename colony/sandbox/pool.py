@@ -30,6 +30,7 @@ from colony.errors import SandboxError
 from colony.sandbox.interrupt import Interrupt
 from colony.sandbox.ownership import owner_labels, reap_orphans
 from colony.sandbox.policy import ContainerPlan
+from colony.telemetry import metrics
 
 __all__ = ["Box", "ContainerPool", "remove_container"]
 
@@ -61,6 +62,17 @@ class ContainerPool:
     def __init__(self) -> None:
         self.plans = _Plans()
         self._changed = threading.Condition()
+        self._shown = (0, 0)  # the busy and idle containers the metrics count for this pool
+
+    def _after_change(self) -> None:
+        """Wake the waiting calls and show the metrics what changed (under the lock, after every change)."""
+        self._changed.notify_all()
+        boxes = [box for held in self.plans.boxes.values() for box in held]
+        busy = sum(1 for box in boxes if box.busy)
+        now = (busy, len(boxes) - busy)
+        if now != self._shown:
+            metrics.sandbox_containers(now[0] - self._shown[0], now[1] - self._shown[1])
+            self._shown = now
 
     def newest(self, plan: ContainerPlan) -> str | None:
         """The id of the container the next call of ``plan`` would get, if one is running."""
@@ -101,7 +113,7 @@ class ContainerPool:
                 boxes = self.plans.boxes.get(plan, [])
                 if box in boxes:
                     boxes.remove(box)
-            self._changed.notify_all()
+            self._after_change()
         if not healthy:
             remove_container(client, box.id)
 
@@ -111,7 +123,7 @@ class ContainerPool:
             held = [(plan, box) for plan, boxes in self.plans.boxes.items() for box in boxes]
             self.plans.boxes.clear()
             self.plans.holding.clear()
-            self._changed.notify_all()
+            self._after_change()
         for plan, box in held:
             try:
                 remove_container(client, box.id)
@@ -137,6 +149,7 @@ class ContainerPool:
                         holding[caller] += 1
                         if idle:
                             idle[-1].busy, idle[-1].caller = True, caller
+                            self._after_change()
                             return idle[-1]
                         self.plans.starting[plan] = self.plans.starting.get(plan, 0) + 1
                         return None
@@ -150,7 +163,7 @@ class ContainerPool:
                     queue.remove(ticket)
                     if not queue:
                         del waiting[caller]
-                    self._changed.notify_all()
+                    self._after_change()
 
     def _next(
         self, plan: ContainerPlan, waiting: OrderedDict[str | None, deque[object]], holding: Counter[str | None]
@@ -202,7 +215,7 @@ class ContainerPool:
         except BaseException:
             with self._changed:
                 self._give_back(plan, box)
-                self._changed.notify_all()
+                self._after_change()
             raise
 
     def _start(self, client: Any, plan: ContainerPlan, caller: str | None) -> Box:
@@ -227,7 +240,7 @@ class ContainerPool:
                     self.plans.boxes.setdefault(plan, []).append(started)
                 else:  # the reserved slot is given back: the caller holds one fewer
                     self._give_back(plan, Box("", busy=True, caller=caller))
-                self._changed.notify_all()
+                self._after_change()
 
 
 def remove_container(client: Any, container_id: str) -> None:

@@ -1,5 +1,8 @@
 """Colony's Prometheus metrics: what every call and every HTTP answer counts, in this process or across workers.
 
+Sandbox containers (busy, idle) and upstream MCP sessions (connected, started) are counted
+as they change, by the pools and sessions themselves, so every worker's share adds up.
+
 One process counts in plain dicts (colony.telemetry.tallies: a dict update and a bucket
 per call). When ``PROMETHEUS_MULTIPROC_DIR`` is set (``colony gateway --workers N`` sets
 it for its workers) the counts are ``prometheus_client``'s multiprocess values instead,
@@ -13,12 +16,21 @@ from __future__ import annotations
 import os
 from typing import Any
 
-from prometheus_client import CollectorRegistry, Counter, Histogram, generate_latest
+from prometheus_client import CollectorRegistry, Counter, Gauge, Histogram, generate_latest
 from prometheus_client import multiprocess as _multiprocess
 
-from colony.telemetry.tallies import CounterTally, HistogramTally, TallyCollector
+from colony.telemetry.tallies import CounterTally, GaugeTally, HistogramTally, TallyCollector
 
-__all__ = ["CONTENT_TYPE", "UNRESOLVED", "count_call", "count_response", "exposition"]
+__all__ = [
+    "CONTENT_TYPE",
+    "UNRESOLVED",
+    "count_call",
+    "count_response",
+    "exposition",
+    "sandbox_containers",
+    "upstream_connected",
+    "upstream_started",
+]
 
 UNRESOLVED = "(unresolved)"  # a call refused before its tool resolved: the caller's name is never a label
 CONTENT_TYPE = "text/plain; version=0.0.4; charset=utf-8"
@@ -35,6 +47,21 @@ _GOVERNANCE_SECONDS = (
     "tool",
 )
 _RESPONSES = ("colony_http_responses", "HTTP answers of the gateway by status code (401, 403, 429 among them).", "code")
+_CONTAINERS = (
+    "colony_sandbox_containers",
+    "Sandbox containers running, by state: busy (lent to a call) or idle (warm, waiting for the next).",
+    ("state",),
+)
+_CONNECTED = (
+    "colony_upstream_sessions_connected",
+    "Live sessions to each upstream MCP server (0: down or not started yet).",
+    ("server",),
+)
+_STARTS = (
+    "colony_upstream_starts",
+    "Starts of each upstream MCP server's session: the first, then each restart after it died.",
+    ("server",),
+)
 
 
 class _Tallied:
@@ -45,6 +72,9 @@ class _Tallied:
         self.latency = HistogramTally(*_CALL_SECONDS, _BUCKETS)
         self.governance = HistogramTally(*_GOVERNANCE_SECONDS, _BUCKETS)
         self.responses = CounterTally(_RESPONSES[0], _RESPONSES[1], (_RESPONSES[2],))
+        self.containers = GaugeTally(*_CONTAINERS)
+        self.connected = GaugeTally(*_CONNECTED)
+        self.starts = CounterTally(*_STARTS)
 
     def call(self, key: tuple[str, str, str, str], seconds: float, governance: float | None) -> None:
         self.calls.inc(key)
@@ -55,9 +85,19 @@ class _Tallied:
     def response(self, status: int) -> None:
         self.responses.inc((str(status),))
 
+    def state(self, gauge: str, key: str, delta: float) -> None:
+        getattr(self, gauge).add((key,), delta)
+
+    def started(self, server: str) -> None:
+        self.starts.inc((server,))
+
     def registry(self) -> CollectorRegistry:
         registry = CollectorRegistry(auto_describe=False)
-        registry.register(TallyCollector(self.calls, self.latency, self.governance, self.responses))
+        registry.register(
+            TallyCollector(
+                self.calls, self.latency, self.governance, self.responses, self.containers, self.connected, self.starts
+            )
+        )
         return registry
 
 
@@ -69,6 +109,10 @@ class _Shared:
         self.latency = Histogram(*_CALL_SECONDS[:2], [_CALL_SECONDS[2]], buckets=_BUCKETS)
         self.governance = Histogram(*_GOVERNANCE_SECONDS[:2], [_GOVERNANCE_SECONDS[2]], buckets=_BUCKETS)
         self.responses = Counter(*_RESPONSES[:2], [_RESPONSES[2]])
+        # livesum: a worker's containers and sessions count while it lives, and are gone with it
+        self.containers = Gauge(*_CONTAINERS, multiprocess_mode="livesum")
+        self.connected = Gauge(*_CONNECTED, multiprocess_mode="livesum")
+        self.starts = Counter(*_STARTS)
 
     def call(self, key: tuple[str, str, str, str], seconds: float, governance: float | None) -> None:
         self.calls.labels(*key).inc()
@@ -78,6 +122,12 @@ class _Shared:
 
     def response(self, status: int) -> None:
         self.responses.labels(str(status)).inc()
+
+    def state(self, gauge: str, key: str, delta: float) -> None:
+        getattr(self, gauge).labels(key).inc(delta)
+
+    def started(self, server: str) -> None:
+        self.starts.labels(server).inc()
 
     def registry(self) -> CollectorRegistry:
         registry = CollectorRegistry()
@@ -109,6 +159,24 @@ def count_call(
 def count_response(status: int) -> None:
     """Count one HTTP answer."""
     _COUNTS.response(status)
+
+
+def sandbox_containers(busy: int, idle: int) -> None:
+    """Containers that became busy (or stopped being: negative) and idle, in this process."""
+    if busy:
+        _COUNTS.state("containers", "busy", busy)
+    if idle:
+        _COUNTS.state("containers", "idle", idle)
+
+
+def upstream_connected(server: str, change: int) -> None:
+    """A session to ``server`` connected (+1) or ended (-1)."""
+    _COUNTS.state("connected", server, change)
+
+
+def upstream_started(server: str) -> None:
+    """``server``'s session is being started (again)."""
+    _COUNTS.started(server)
 
 
 def exposition(*extra: Any) -> bytes:

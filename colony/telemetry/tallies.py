@@ -11,9 +11,9 @@ import bisect
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
+from prometheus_client.core import CounterMetricFamily, GaugeMetricFamily, HistogramMetricFamily
 
-__all__ = ["CounterTally", "HistogramTally", "TallyCollector"]
+__all__ = ["CounterTally", "GaugeTally", "HistogramTally", "TallyCollector"]
 
 
 class CounterTally:
@@ -28,6 +28,23 @@ class CounterTally:
 
     def family(self) -> CounterMetricFamily:
         family = CounterMetricFamily(self.name, self.documentation, labels=self.labels)
+        for key, value in sorted(self.values.items()):
+            family.add_metric(list(key), value)
+        return family
+
+
+class GaugeTally:
+    """A gauge by label values, moved up and down (a state's count: containers busy, sessions connected)."""
+
+    def __init__(self, name: str, documentation: str, labels: Sequence[str]) -> None:
+        self.name, self.documentation, self.labels = name, documentation, list(labels)
+        self.values: dict[tuple[str, ...], float] = {}
+
+    def add(self, key: tuple[str, ...], delta: float) -> None:
+        self.values[key] = self.values.get(key, 0) + delta
+
+    def family(self) -> GaugeMetricFamily:
+        family = GaugeMetricFamily(self.name, self.documentation, labels=self.labels)
         for key, value in sorted(self.values.items()):
             family.add_metric(list(key), value)
         return family

@@ -35,6 +35,7 @@ from colony.errors import (
     UpstreamToolError,
     UpstreamUnavailableError,
 )
+from colony.telemetry import metrics
 from colony.upstream.config import HttpServer, ServerConfig, StdioServer, resolve_values
 from colony.upstream.pins import Review
 from colony.upstream.stdio import OVERSIZED, bounded_stdio
@@ -131,6 +132,7 @@ class UpstreamServer:
                 self._broken.clear()
                 self._supervisor = asyncio.get_running_loop().create_task(self._supervise(), name=f"mcp:{self.name}")
                 self.starts += 1
+                metrics.upstream_started(self.name)
         ready = asyncio.ensure_future(self._ready.wait())
         done, _ = await asyncio.wait({ready, self._supervisor}, return_when=asyncio.FIRST_COMPLETED)
         if ready not in done:
@@ -144,17 +146,22 @@ class UpstreamServer:
 
     async def _supervise(self) -> None:
         """Own the client from start to stop; record why it ended, for the next call's backoff."""
+        connected = False
         try:
             async with self._client_for() as client:
                 self.out_of_service = self._on_listed(self.name, await _listed(client)).out_of_service
                 self._client, self._failure, self._failures = client, None, 0
                 self._ready.set()
+                connected = True
+                metrics.upstream_connected(self.name, 1)
                 await self._broken.wait()
         except Exception as error:  # noqa: BLE001 - any failure of the server is the next call's answer
             self._failure = error
         finally:
             self._client = None
             self._ready.clear()
+            if connected:
+                metrics.upstream_connected(self.name, -1)
         if self._closing:
             return
         self._failures += 1

@@ -62,7 +62,10 @@ def metrics_routes(runtime: Runtime, authenticator: Authenticator) -> APIRouter:
 
     @router.get("/metrics", response_class=Response)
     async def metrics(request: Request) -> Any:
-        """Prometheus metrics (text format): calls, latencies, governance cost, approvals, budget, HTTP answers."""
+        """Prometheus metrics (text format).
+
+        Calls, latencies, governance cost, approvals, budget, HTTP answers, sandbox containers, upstream sessions.
+        """
         await principal_of(authenticator, request.headers.get("authorization"))
         body = await anyio.to_thread.run_sync(exposition, state)
         return Response(body, media_type=CONTENT_TYPE)
