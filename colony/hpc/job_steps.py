@@ -24,6 +24,7 @@ from colony.hpc.cycle import Clock, InputArtifact, PollPolicy, Sleep, download_o
 from colony.hpc.defaults import default_client, default_settings
 from colony.hpc.models import JobCreated, JobRequest, JobState, JobStatus
 from colony.spec import ResourceRequirements
+from colony.telemetry import note_execution
 
 __all__ = ["ClientSteps", "HPCJob", "JobSteps", "run_cycle"]
 
@@ -96,13 +97,15 @@ async def run_cycle(job: HPCJob, steps: JobSteps, logger: Logger) -> dict[str, s
     """Run ``job`` to completion through ``steps``; its outputs' local paths by key."""
     created = await steps.create(job.request())
     record = created.record
+    note_execution({"colony.hpc.job": record.name, "colony.hpc.batch_job_id": record.batch_job_id})
     if record.state is JobState.SUCCEEDED:
         logger.info("HPC job %s: cache hit, outputs of Batch job %s reused", record.name, record.batch_job_id)
     else:
         if not record.state.submitted:
             await steps.upload(created, job.artifacts)
         if record.batch_job_id is None:
-            await steps.start(record.name)
+            started = await steps.start(record.name)
+            note_execution({"colony.hpc.batch_job_id": started.batch_job_id})
         else:
             logger.info("HPC job %s: resuming Batch job %s (%s)", record.name, record.batch_job_id, record.state.value)
         await steps.poll(record.name, job.timeout_seconds(), job.poll)

@@ -8,13 +8,16 @@ the container instead; and when the awaiting coroutine is cancelled (an
 away), the work's ``Interrupt`` is raised and the coroutine waits, shielded,
 until the thread has killed the command and released its container, and only
 then lets the cancellation continue. Whoever catches the cancellation can
-record the call as timed out knowing nothing of it still runs.
+record the call as timed out knowing nothing of it still runs. The work runs in
+a copy of the caller's context, as ``asyncio.to_thread``'s would (the call's
+trace span among it).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import threading
 from collections.abc import Callable
 from typing import Any, TypeVar, cast
@@ -49,7 +52,8 @@ async def interruptible_in_daemon_thread(work: Callable[[Interrupt], T]) -> T:
             with contextlib.suppress(RuntimeError):  # a closed loop: nobody awaits the result any more
                 loop.call_soon_threadsafe(finished.set)
 
-    threading.Thread(target=run, name="colony-sandbox", daemon=True).start()
+    context = contextvars.copy_context()
+    threading.Thread(target=context.run, args=(run,), name="colony-sandbox", daemon=True).start()
     try:
         await finished.wait()
     except BaseException:

@@ -38,6 +38,7 @@ from colony.sandbox.interrupt import Interrupt
 from colony.sandbox.policy import WORK_ROOT, ContainerPlan
 from colony.sandbox.pool import Box, ContainerPool
 from colony.sandbox.runner import RunnerReport, archive_budget, read_report, report_overhead, runner_command
+from colony.telemetry import note_execution
 
 __all__ = ["SandboxResult", "SandboxSession", "truncation_marker"]
 
@@ -144,6 +145,7 @@ class SandboxSession:
         client = self.client(call)
         with docker_errors_translated(call):
             box = self._held.pool.acquire(client, plan, deadline=deadline, interrupt=interrupt, caller=caller)
+            note_execution({"colony.sandbox.container_id": box.id, "colony.sandbox.role": plan.role})
             healthy = False
             try:
                 outcome, report = self._call(client, plan, box, command, stdin, files, deadline, limit_bytes, interrupt)

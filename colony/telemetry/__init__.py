@@ -1,6 +1,16 @@
 """Telemetry: OpenTelemetry traces of every call, and Prometheus metrics (off-path and cheap when off)."""
 
-from colony.telemetry.calls import APPROVAL, AUTHORIZE, EXECUTE, GATE, RECORD, observe_call, resolved, stage
+from colony.telemetry.calls import (
+    APPROVAL,
+    AUTHORIZE,
+    EXECUTE,
+    GATE,
+    RECORD,
+    note_execution,
+    observe_call,
+    resolved,
+    stage,
+)
 from colony.telemetry.tracing import configure, settings, shutdown, tracer
 
 __all__ = [
@@ -10,6 +20,7 @@ __all__ = [
     "GATE",
     "RECORD",
     "configure",
+    "note_execution",
     "observe_call",
     "resolved",
     "settings",

@@ -27,6 +27,7 @@ __all__ = [
     "RECORD",
     "CallObservation",
     "Stage",
+    "note_execution",
     "observe_call",
     "resolved",
     "stage",
@@ -216,3 +217,18 @@ def resolved(tool: str, action: str) -> None:
     observation = _CURRENT.get()
     if observation is not None:
         observation.resolved(tool, action)
+
+
+def note_execution(values: dict[str, Any]) -> None:
+    """Say where the action runs on the current span (the execute stage's): a container, a Batch job, a server.
+
+    Called by the tools' own machinery (sandbox, HPC, upstream MCP) as the place becomes known;
+    off, it returns at once.
+    """
+    if tracer() is None:
+        return
+    from opentelemetry import trace
+
+    span = trace.get_current_span()
+    if span.is_recording():
+        span.set_attributes({name: value for name, value in values.items() if value is not None})

@@ -32,6 +32,7 @@ from colony.capability._actions import ActionDefinition, action_executor
 from colony.errors import FieldError, ToolInputError, ToolUnavailableError, UpstreamProtocolError, UpstreamToolError
 from colony.schemas import compiled_validator, validator_class
 from colony.spec import Backend, Determinism, ExecutionLocality, ToolSpec
+from colony.telemetry import note_execution
 from colony.upstream.config import HttpServer, ServerConfig
 from colony.upstream.connections import UpstreamServer
 from colony.upstream.pins import PinnedTool, Review
@@ -94,6 +95,7 @@ class UpstreamTool(ToolCapability):
             raise ToolUnavailableError(
                 f"tool {self.spec.name!r} is out of service: {reason}", tool=self.spec.name, reason=reason
             )
+        note_execution({"colony.upstream.server": self.server, "colony.upstream.tool": self.upstream_name})
         result = await session.call_tool(self.upstream_name, arguments)
         return result_value(self.server, self.upstream_name, result)
 

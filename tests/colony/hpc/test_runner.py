@@ -8,8 +8,10 @@ import pytest
 
 from colony.errors import HPCRequestError
 from colony.hpc import HPCJob, InProcessJobRunner, JobRunner, default_job_runner, set_default_job_runner
+from colony.telemetry import EXECUTE, stage
 from tests.colony.hpc.echo_tool import EchoJob, play_echo
 from tests.services.hpc import HPCStack
+from tests.services.otlp import FakeOtlpReceiver, flush
 
 
 class RecordingJobRunner:
@@ -86,3 +88,16 @@ async def test_an_output_key_outside_the_output_directory_is_refused(hpc_stack: 
     with pytest.raises(HPCRequestError, match=r"output key outside its output directory: '\.\./\.\./escaped\.txt'"):
         await echo(hpc_stack, tmp_path, InProcessJobRunner()).invoke("run_echo", {"text": "escape"})
     assert list(tmp_path.rglob("escaped.txt")) == []
+
+
+async def test_the_execute_span_names_the_job_and_its_batch_job(
+    traced_here: FakeOtlpReceiver, hpc_stack: HPCStack, tmp_path: Path
+) -> None:
+    name = play_echo(hpc_stack, tmp_path, "traced", "traced back")
+    with stage(EXECUTE):
+        assert await echo(hpc_stack, tmp_path, InProcessJobRunner()).invoke("run_echo", {"text": "traced"})
+    flush()
+    [span] = [s for s in traced_here.wait_for(lambda spans: bool(spans)) if s.name == "colony.execute"]
+    (job,) = hpc_stack.batch_jobs(name)
+    assert span.attributes["colony.hpc.job"] == name
+    assert span.attributes["colony.hpc.batch_job_id"] == job["jobId"]

@@ -1,4 +1,4 @@
-"""The state gauges a scrape shows: sandbox containers busy and idle, upstream MCP sessions connected and started.
+"""Where a call ran: the gauges of sandbox containers and upstream sessions, and the execute span's attributes.
 
 Real parts: a sandboxed tool's containers on the Docker engine, and the hostile MCP server
 over stdio, killed mid-call. The counts are this process's (the tallies), read through the
@@ -15,10 +15,12 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from colony.errors import UpstreamUnavailableError
-from colony.kernel import ColonyKernel
-from colony.runtime import CallRequest, KernelProvider, Principal, Runtime
+from colony.kernel import ColonyKernel, KernelSettings
+from colony.runtime import LOCAL_OPERATOR, CallRequest, Catalog, KernelProvider, Principal, Runtime
 from colony.telemetry.metrics import exposition
 from tests.colony.sandbox.conftest import TightShell
+from tests.security.conftest import CASE
+from tests.services.otlp import FakeOtlpReceiver, flush
 from tests.services.upstream import Upstream, hostile_stdio
 
 AGENT = Principal.of("engineer-1", ["*"])
@@ -85,3 +87,28 @@ async def test_an_upstream_session_shows_connected_and_a_restart_counts(runtime:
     assert gauge("colony_upstream_starts_total", server="gauged") == starts + 2  # the restart
     await runtime.aclose()
     assert gauge("colony_upstream_sessions_connected", server="gauged") == 0  # stopped with the runtime
+
+
+REGISTRY = Path(__file__).resolve().parents[3] / ".colony" / "tool-registry.json"
+
+
+async def test_the_execute_span_names_the_container_and_the_server_it_ran_on(
+    traced_here: FakeOtlpReceiver, runtime: Runtime, busybox_image: str, tmp_path: Path
+) -> None:
+    kernel = ColonyKernel(KernelSettings(home=tmp_path / "home"))
+    kernel.set_trust("builder", 0.9)
+    sandboxed = Runtime(Catalog(REGISTRY), kernels=KernelProvider(kernel))
+    try:
+        request = CallRequest("shell_exec", {"script": "hostname"}, agent_id="builder", **CASE)  # type: ignore[arg-type]
+        ran = (await sandboxed.call(request, LOCAL_OPERATOR)).raise_for_status()
+    finally:
+        await sandboxed.aclose()
+    await runtime.call(CallRequest("gauged__started", {}), AGENT)
+    flush()
+    spans = traced_here.wait_for(lambda spans: len([s for s in spans if s.name == "colony.execute"]) >= 2)
+    executed = [s.attributes for s in spans if s.name == "colony.execute"]
+    [container] = [a for a in executed if "colony.sandbox.container_id" in a]
+    assert str(container["colony.sandbox.container_id"]).startswith(ran.result["stdout"].strip())  # its hostname
+    assert container["colony.sandbox.role"]
+    [server] = [a for a in executed if "colony.upstream.server" in a]
+    assert (server["colony.upstream.server"], server["colony.upstream.tool"]) == ("gauged", "started")
