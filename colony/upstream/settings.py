@@ -12,13 +12,11 @@ secret kinds here as in the file: a literal token in a declared server's ``env``
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any, Self
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, model_validator
 from pydantic_settings import SettingsConfigDict
-from pydantic_settings.exceptions import SettingsError as EnvParseError
 
 from colony.environment import EnvironmentSettings
 from colony.errors import SettingsError
@@ -90,10 +88,6 @@ class UpstreamSettings(EnvironmentSettings):
         """The settings from the environment; a bad variable is a SettingsError naming it."""
         try:
             return cls()
-        except EnvParseError as error:  # a JSON variable that does not parse
-            field = re.search(r'field "(\w+)"', str(error))
-            where = f"COLONY_UPSTREAM_{field.group(1).upper()}" if field else "COLONY_UPSTREAM_*"
-            raise SettingsError(f"invalid MCP server settings: {where}: not valid JSON") from None
         except ValidationError as error:
             problems = "; ".join(
                 f"{_variable(item['loc'])}: {str(item['msg']).removeprefix('Value error, ')}"
