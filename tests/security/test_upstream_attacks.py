@@ -186,7 +186,7 @@ def test_a_literal_credential_cannot_ride_in_a_settings_block(monkeypatch: pytes
         with pytest.raises(ValidationError, match=f"server {name!r}: .* holds a literal value"):
             UpstreamSettings(servers={"mcpServers": {name: server}})
     monkeypatch.setenv("COLONY_UPSTREAM_SERVERS", json.dumps({"mcpServers": {"gh": literal["gh"]}}))
-    with pytest.raises(SettingsError, match="COLONY_UPSTREAM_SERVERS: server 'gh': .* holds a literal value"):
+    with pytest.raises(SettingsError, match=r"COLONY_UPSTREAM_SERVERS: server 'gh': .* holds a literal value"):
         ColonySettings.from_env()  # `colony blocks save` stops before anything is written
     monkeypatch.delenv("COLONY_UPSTREAM_SERVERS")
 
