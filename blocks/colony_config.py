@@ -1,7 +1,7 @@
 """ColonyConfig: every Colony setting as one Prefect Block, the whole ``ColonySettings`` model.
 
 The block's one field is the model itself, so a setting added to the kernel, the gateway,
-the sandbox or HPC is carried without touching this file. Prefect keeps each ``SecretStr``
+the sandbox, HPC or the MCP servers is carried without touching this file. Prefect keeps each ``SecretStr``
 of the model encrypted and shows it obfuscated; the paths on disk (``MACHINE_PATHS``) are
 left at their defaults when saved and read from each machine's environment when loaded.
 """
@@ -52,7 +52,7 @@ def _model_in(annotation: Any) -> Any:
 
 
 class ColonyConfig(Block):
-    """Colony's settings for every machine of a deployment: kernel, gateway, sandbox roles and HPC.
+    """Colony's settings for every machine of a deployment: kernel, gateway, sandbox roles, HPC, MCP servers.
 
     `colony blocks save` writes this block from the `COLONY_*` environment; every `colony`
     command and flow that reaches the Prefect API reads it (the block named `colony`, or
@@ -73,13 +73,15 @@ class ColonyConfig(Block):
     _block_type_slug: ClassVar[str] = "colony-config"
     _description: ClassVar[str] = (
         "Every Colony setting in one place: the kernel's database, attestation and budgets, the gateway, "
-        "the sandbox roles and the HPC service. Paths on disk stay with each machine."
+        "the sandbox roles, the HPC service and the MCP servers with their pinned tools. Paths on disk stay "
+        "with each machine."
     )
     _documentation_url = HttpUrl("https://github.com/colony/colony#running-at-scale")
     model_config = ConfigDict(json_schema_extra=_schema)
 
     settings: ColonySettings = Field(
-        description="The kernel, gateway, sandbox and HPC settings; paths on disk are read on each machine."
+        description="The kernel, gateway, sandbox, HPC and MCP servers settings; paths on disk are read on each "
+        "machine."
     )
 
     def colony_settings(self) -> ColonySettings:

@@ -1,4 +1,4 @@
-"""ColonySettings: every setting of a Colony process in one model (kernel, gateway, sandbox, HPC).
+"""ColonySettings: every setting of a Colony process in one model (kernel, gateway, sandbox, HPC, MCP servers).
 
 A process reads it once, from a Prefect block when one is configured (``blocks.load_settings``)
 and from the ``COLONY_*`` environment otherwise (``ColonySettings.from_env``), and hands the
@@ -7,7 +7,7 @@ parts to what it builds: the kernel and the gateway take theirs as arguments, an
 the tools its pool creates.
 
 Paths on disk (``MACHINE_PATHS``: the kernel's home, the HPC service's token file, the
-gateway's JWKS file) belong to each machine: a block never keeps them, and every process
+gateway's JWKS file, the MCP servers file) belong to each machine: a block never keeps them, and every process
 reads them from its own environment, so one block serves machines laid out differently.
 """
 
@@ -27,6 +27,8 @@ from colony.kernel import KernelSettings
 from colony.policy import PolicySettings
 from colony.sandbox.config import SandboxConfig, set_default_config
 from colony.surfaces.gateway.settings import GatewaySettings
+from colony.upstream.settings import UpstreamSettings
+from colony.upstream.source import UpstreamSource
 
 __all__ = ["MACHINE_PATHS", "ColonySettings", "MachinePath", "use_settings"]
 
@@ -45,11 +47,12 @@ MACHINE_PATHS = (
     MachinePath("hpc", "tokens_file", "COLONY_HPC_TOKENS_FILE"),
     MachinePath("gateway", "jwks_file", "COLONY_GATEWAY_JWKS_FILE"),
     MachinePath("gateway", "tokens_file", "COLONY_GATEWAY_TOKENS_FILE"),
+    MachinePath("upstream", "servers_file", "COLONY_MCP_SERVERS"),
 )
 
 
 class ColonySettings(BaseModel):
-    """The kernel's, the gateway's, the sandbox's and the HPC service's settings, together."""
+    """The kernel's, the gateway's, the sandbox's, the HPC service's and the MCP servers' settings, together."""
 
     model_config = ConfigDict(frozen=True, extra="forbid")
 
@@ -60,6 +63,11 @@ class ColonySettings(BaseModel):
     policy: PolicySettings = Field(
         default_factory=PolicySettings,
         description="Where the operators' Cedar policies are read from (default: policies/ under the Colony home).",
+    )
+    upstream: UpstreamSettings = Field(
+        default_factory=UpstreamSettings,
+        description="The third-party MCP servers served and their pinned tools; declared here, they win over "
+        "the mcp-servers.json file.",
     )
 
     @model_validator(mode="wrap")
@@ -78,7 +86,12 @@ class ColonySettings(BaseModel):
             sandbox=SandboxConfig.from_env(),
             hpc=HPCSettings.from_env(),
             policy=PolicySettings(),
+            upstream=UpstreamSettings.from_env(),
         )
+
+    def upstream_source(self) -> UpstreamSource:
+        """The MCP servers a runtime on these settings serves: the declared ones, else this home's file."""
+        return UpstreamSource.from_settings(self.upstream, self.kernel.home.expanduser())
 
     def without_machine_paths(self) -> ColonySettings:
         """These settings with every path on disk at its default: what a block keeps."""

@@ -10,8 +10,9 @@ action runs), a HOLD shows its reviewer an artifact and waits for a person
 
 A flow runs with the authority of whoever can reach the Prefect API: an operator
 (``PREFECT_OPERATOR``), acting for the agent its request names, on Colony's settings as
-every command loads them (``blocks.load_settings``): the kernel they name, and their sandbox
-roles and HPC service for the tools the run creates.
+every command loads them (``blocks.load_settings``): the kernel they name, the MCP servers
+they declare (else the home's file), and their sandbox roles and HPC service for the tools
+the run creates.
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ from colony.catalog import registry_path
 from colony.kernel import ColonyKernel
 from colony.runtime import Acting, Catalog, HeldCall, HoldDecision, KernelProvider, Principal, Runtime
 from colony.settings import ColonySettings, use_settings
-from colony.upstream import UpstreamSource
 from flows._approval import ApprovalInput, already_waited, wait_for_approval
 from flows._events import emit_gate_refused, emit_role_changed
 from flows.holds import present_hold
@@ -39,8 +39,8 @@ from tasks.kernel import authorize, kernel_for, propose
 __all__ = ["PREFECT_OPERATOR", "PrefectEvents", "flow_runtime"]
 
 PREFECT_OPERATOR = Principal.of("prefect-operator", ["*"], operator=True)
-_runtimes: dict[tuple[int, Path, int, int], Runtime] = {}
-_catalogs: dict[tuple[Path, Path], Catalog] = {}
+_runtimes: dict[tuple[int, int, int, int], Runtime] = {}
+_catalogs: dict[tuple[Path, Path, str], Catalog] = {}
 _lock = threading.Lock()
 
 
@@ -56,11 +56,12 @@ class PrefectEvents:
         emit_role_changed(agent_id, before, after, trust)
 
 
-def _catalog(path: Path, home: Path) -> Catalog:
-    """One catalog per registry file and Colony home (its MCP servers) in the process; it reloads itself."""
-    catalog = _catalogs.get((path, home))
+def _catalog(path: Path, settings: ColonySettings) -> Catalog:
+    """One catalog per registry file, Colony home and MCP servers settings in the process; it reloads itself."""
+    key = (path, settings.kernel.home.expanduser(), settings.upstream.model_dump_json())
+    catalog = _catalogs.get(key)
     if catalog is None:
-        catalog = _catalogs[path, home] = Catalog(path, upstream=UpstreamSource(home))
+        catalog = _catalogs[key] = Catalog(path, upstream=settings.upstream_source())
     return catalog
 
 
@@ -92,10 +93,10 @@ def flow_runtime(
     install_secret_resolver()
     use_settings(settings)  # the sandbox roles and HPC service of the tools the shared pool creates
     kernel = kernel_for(settings.kernel)
-    path = registry_path()
-    # One runtime per kernel (kernel_for keeps one per distinct settings, secret included).
-    key = (id(kernel), path, approval_timeout_seconds if pause_on_hold else -1, poll_seconds)
+    # One runtime per kernel and catalog (kernel_for keeps one per distinct settings, secret included).
     with _lock:
+        catalog = _catalog(registry_path(), settings)
+        key = (id(kernel), id(catalog), approval_timeout_seconds if pause_on_hold else -1, poll_seconds)
         runtime = _runtimes.get(key)
         if runtime is None:
 
@@ -120,7 +121,7 @@ def flow_runtime(
                 )
 
             runtime = _runtimes[key] = Runtime(
-                _catalog(path, settings.kernel.home.expanduser()),
+                catalog,
                 pool=POOL,
                 kernels=KernelProvider(kernel),
                 executor=TaskExecutor(),

@@ -17,7 +17,7 @@ import typer
 
 from colony.cli.failures import ColonyTyper, JsonFlag, fail
 from colony.cli.output import cli_console
-from colony.cli.settings import serving_settings
+from colony.cli.settings import serving_settings, settings_runtime
 from colony.errors import ColonyError
 from colony.kernel import KernelSettings
 
@@ -35,13 +35,8 @@ SpecArgument = Annotated[Path, typer.Argument(help="The agent's spec file (YAML 
 
 def _assemble(spec_path: Path) -> Agent:
     from colony.agents import assemble, load_agent_spec
-    from colony.runtime import KernelProvider, Runtime
 
-    settings = serving_settings()
-    return assemble(
-        load_agent_spec(spec_path),
-        Runtime(kernels=KernelProvider(settings=settings.kernel), policies=settings.policy),
-    )
+    return assemble(load_agent_spec(spec_path), settings_runtime(serving_settings()))
 
 
 def held_runs_directory() -> Path:

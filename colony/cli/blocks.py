@@ -1,4 +1,8 @@
-"""``colony blocks``: register Colony's Prefect block type and save this environment's settings as its block."""
+"""``colony blocks``: register Colony's Prefect block type and save this environment's settings as its block.
+
+The block carries this home's MCP servers and their pins too (``environment_settings``), so
+every worker loading it serves the servers ``colony mcp-servers`` connected and pinned here.
+"""
 
 from __future__ import annotations
 
@@ -24,7 +28,7 @@ def register() -> None:
 
 @blocks_app.command("save")
 def save() -> None:
-    """Save this environment's settings (COLONY_*: kernel, gateway, sandbox, HPC) as the block everything loads."""
+    """Save this environment's settings (COLONY_*: kernel, gateway, sandbox, HPC; MCP servers and pins) as the block."""
     name = save_settings_block()
     console.print(f"[green]✓[/green] saved this environment's settings as the ColonyConfig block {name!r}")
 
@@ -44,14 +48,22 @@ def register_block_types() -> list[str]:
 
 
 def save_settings_block(settings: ColonySettings | None = None) -> str:
-    """Save ``settings`` (default: this environment's, COLONY_*) as the block commands and flows load; its name.
+    """Save ``settings`` (default: ``environment_settings()``) as the block commands and flows load; its name.
 
     Only a Prefect server named by PREFECT_API_URL is worth saving to: without one, no command
     or flow looks for the block.
     """
     from blocks import prefect_api_url, save_settings
-    from colony.settings import ColonySettings
 
     if prefect_api_url() is None:
         raise SettingsError("PREFECT_API_URL names no Prefect server: set it to the server every machine uses")
-    return save_settings(settings or ColonySettings.from_env())
+    return save_settings(settings or environment_settings())
+
+
+def environment_settings() -> ColonySettings:
+    """This environment's settings (COLONY_*) with this home's MCP servers file and pins declared in them."""
+    from colony.settings import ColonySettings
+
+    settings = ColonySettings.from_env()
+    upstream = settings.upstream.declaring(settings.kernel.home.expanduser())
+    return settings.model_copy(update={"upstream": upstream})

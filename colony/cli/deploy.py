@@ -56,11 +56,10 @@ def deploy(
     checkout = (project or _installed_checkout()).resolve()
     if not (checkout / "prefect.yaml").is_file():
         raise fail(f"project: no prefect.yaml in {checkout}; pass the Colony checkout with --project")
-    from colony.cli.blocks import register_block_types, save_settings_block
+    from colony.cli.blocks import environment_settings, register_block_types, save_settings_block
     from colony.cli.zombies import ensure_automations
-    from colony.settings import ColonySettings
 
-    settings = ColonySettings.from_env() if blocks else None  # a bad variable stops the deployment first
+    settings = environment_settings() if blocks else None  # a bad variable (or servers file) stops it first
     console.print(f"Deploying Colony to {api_url}")
     console.print(f"  work pool {WORK_POOL!r}: {ensure_work_pool()}")
     names = deploy_project(checkout)

@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING, Annotated
 import anyio
 import typer
 
-from colony.cli.settings import serving_settings, settings_for_workers, settings_from_parent
-from colony.runtime import KernelProvider, Runtime
+from colony.cli.settings import serving_settings, settings_for_workers, settings_from_parent, settings_runtime
 
 if TYPE_CHECKING:
     from fastapi import FastAPI
+
+    from colony.runtime import Runtime
 
 __all__ = ["gateway", "gateway_worker_app", "mcp"]
 
@@ -30,9 +31,7 @@ def mcp(
     from colony.surfaces.mcp.server import build_mcp_server, run_stdio
 
     settings = serving_settings()  # the kernel and tools the flows use, when a Prefect server keeps the block
-    runtime = Runtime(
-        kernels=KernelProvider(settings=settings.kernel), policies=settings.policy, isolate_cpu_bound=True
-    )
+    runtime = settings_runtime(settings, isolate_cpu_bound=True)
     notifier = ToolListNotifier()
     server = build_mcp_server(runtime, acting_for=agent, notifier=notifier)
 
@@ -78,7 +77,7 @@ def gateway(
     loaded = serving_settings()
     settings = loaded.gateway.with_options(host=host, port=port)
     loaded = loaded.model_copy(update={"gateway": settings})
-    app = create_app(settings, kernel_settings=loaded.kernel)
+    app = create_app(settings, kernel_settings=loaded.kernel, upstream=loaded.upstream_source())
     if workers == 1:
         uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", **server_options(settings))
         return
@@ -119,4 +118,4 @@ def gateway_worker_app() -> FastAPI:
 
     settings = settings_from_parent()
     share_worker_connections(settings.gateway)
-    return create_app(settings.gateway, kernel_settings=settings.kernel)
+    return create_app(settings.gateway, kernel_settings=settings.kernel, upstream=settings.upstream_source())

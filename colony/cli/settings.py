@@ -5,16 +5,18 @@
 that serves tools (``colony mcp``, ``colony gateway``, ``colony tools call``, ``colony agent``)
 also makes the sandbox roles and HPC settings its process's defaults (``use_settings``), and
 ``colony gateway --workers N`` hands its worker processes the very settings it loaded
-(``settings_for_workers``) instead of letting each load its own.
+(``settings_for_workers``) instead of letting each load its own. ``settings_runtime`` builds
+a runtime on the settings: their kernel, policies and MCP servers.
 """
 
 from __future__ import annotations
 
 import json
 import os
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from colony.runtime import Runtime
     from colony.settings import ColonySettings
 
 # colony.settings (and the gateway's FastAPI and MCP with it) is imported when a command loads
@@ -26,6 +28,7 @@ __all__ = [
     "serving_settings",
     "settings_for_workers",
     "settings_from_parent",
+    "settings_runtime",
 ]
 
 # Set by `colony gateway --workers N` for its own worker processes only; not a setting to set by hand.
@@ -46,6 +49,18 @@ def serving_settings() -> ColonySettings:
     settings = command_settings()
     use_settings(settings)
     return settings
+
+
+def settings_runtime(settings: ColonySettings, **options: Any) -> Runtime:
+    """A runtime on ``settings``: their kernel, policies and MCP servers (``options`` as ``Runtime`` takes them)."""
+    from colony.runtime import Catalog, KernelProvider, Runtime
+
+    return Runtime(
+        Catalog(upstream=settings.upstream_source()),
+        kernels=KernelProvider(settings=settings.kernel),
+        policies=settings.policy,
+        **options,
+    )
 
 
 def settings_for_workers(settings: ColonySettings) -> None:

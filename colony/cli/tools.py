@@ -116,8 +116,8 @@ def call_tool(
     A held call prints its approval id and exits 2: approve it (`colony approvals approve ID`), then
     run the same command again with `--approval ID`.
     """
-    from colony.cli.settings import serving_settings
-    from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, KernelProvider, Runtime, wire
+    from colony.cli.settings import serving_settings, settings_runtime
+    from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, wire
 
     try:
         parsed = json.loads(arguments)
@@ -142,7 +142,7 @@ def call_tool(
     settings = serving_settings()
 
     async def run() -> Any:
-        runtime = Runtime(kernels=KernelProvider(settings=settings.kernel), policies=settings.policy)
+        runtime = settings_runtime(settings)
         try:
             with surface_span(f"colony tools call {request.tool}", "cli"):
                 return await runtime.call(request, LOCAL_OPERATOR)

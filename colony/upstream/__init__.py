@@ -2,11 +2,13 @@
 
 ``config`` reads the ``mcpServers`` file, ``pins`` keeps the definitions an operator has
 seen, ``connections`` keeps one session per server, ``tools`` derives a tool class from
-a pinned definition, and ``source`` hands the catalog what to mount.
+a pinned definition, ``settings`` says where the servers and pins come from (a block may
+declare them), and ``source`` hands the catalog what to mount.
 """
 
 from colony.upstream.config import HttpServer, McpServers, StdioServer, load_servers, save_servers, servers_path
-from colony.upstream.pins import PinStore, Review, pins_path
+from colony.upstream.pins import Pins, PinStore, Review, pins_path
+from colony.upstream.settings import UpstreamSettings
 from colony.upstream.source import Mounted, UpstreamSource
 from colony.upstream.tools import UpstreamTool, catalog_name, sessions
 
@@ -15,8 +17,10 @@ __all__ = [
     "McpServers",
     "Mounted",
     "PinStore",
+    "Pins",
     "Review",
     "StdioServer",
+    "UpstreamSettings",
     "UpstreamSource",
     "UpstreamTool",
     "catalog_name",

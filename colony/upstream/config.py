@@ -125,9 +125,11 @@ class McpServers(BaseModel):
     @model_validator(mode="before")
     @classmethod
     def _pick_transport(cls, data: Any) -> Any:
-        if isinstance(data, dict) and isinstance(data.get("mcpServers"), dict):
+        # "mcpServers" in a file, "servers" in Colony's own dump (a settings block's): both checked alike
+        key = "mcpServers" if isinstance(data, dict) and "mcpServers" in data else "servers"
+        if isinstance(data, dict) and isinstance(data.get(key), dict):
             servers = {}
-            for name, value in data["mcpServers"].items():
+            for name, value in data[key].items():
                 if not isinstance(name, str) or not re.match(SERVER_NAME, name):
                     raise ValueError(
                         f"server name {name!r} must be lower-case letters, digits and _ (at most 32), "
@@ -140,7 +142,7 @@ class McpServers(BaseModel):
                     except ValidationError as error:
                         raise ValueError(f"server {name!r}: {_first_problem(error)}") from None
                 servers[name] = value
-            data = {**data, "mcpServers": servers}
+            data = {**data, key: servers}
         return data
 
     def dump(self) -> dict[str, Any]:

@@ -7,7 +7,8 @@ tools never starts a server. When a server is started, what it lists is compared
 the pins: a tool whose description or schema changed (a rug pull, or poisoned text) is
 taken out of service until an operator reviews the diff and re-pins it; unchanged tools
 keep working; a new tool appears only after a pin. Text that reads like instructions to
-the model is flagged for the operator and never pinned without being named.
+the model is flagged for the operator and never pinned without being named. A settings
+block carries the same content (``Pins``), so every worker serves what was pinned here.
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ __all__ = [
     "MAX_DEFINITION_BYTES",
     "PinStore",
     "PinnedTool",
+    "Pins",
     "Review",
     "definition_of",
     "fingerprint",
@@ -109,30 +111,23 @@ class Review:
         return frozenset(self.changed) | frozenset(self.removed)
 
 
-class PinStore:
-    """The pins file: read on each change of its stamp, written atomically."""
+class Pins:
+    """Pinned definitions held in memory: a settings block's, the same for the life of the process."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = path
-        self._lock = threading.Lock()
-        self._stamp: tuple[int, int] | None = None
-        self._pins: dict[str, dict[str, PinnedTool]] = {}
+    def __init__(self, pins: Mapping[str, Mapping[str, PinnedTool]] | None = None) -> None:
+        self._pins = {server: dict(tools) for server, tools in (pins or {}).items()}
 
     def stamp(self) -> tuple[int, int] | None:
-        """The file's modification time and size, None when it does not exist."""
-        try:
-            stat = self.path.stat()
-        except FileNotFoundError:
-            return None
-        return stat.st_mtime_ns, stat.st_size
+        """Changes whenever ``servers`` may (never, in memory)."""
+        return None
 
     def servers(self) -> dict[str, dict[str, PinnedTool]]:
         """Every server's pinned tools, by tool name."""
-        with self._lock:
-            stamp = self.stamp()
-            if stamp != self._stamp:
-                self._pins, self._stamp = self._read(), stamp
-            return {server: dict(tools) for server, tools in self._pins.items()}
+        return {server: dict(tools) for server, tools in self._pins.items()}
+
+    def content(self) -> dict[str, dict[str, dict[str, Any]]]:
+        """Every pin as the pins file keeps it: server -> tool -> sha256, pinned_at, definition."""
+        return _content(self.servers())
 
     def review(self, server: str, listed: Iterable[Mapping[str, Any]]) -> Review:
         """Compare what ``server`` lists now with its pins."""
@@ -163,6 +158,32 @@ class PinStore:
             },
             oversized=tuple(sorted(oversized)),
         )
+
+
+class PinStore(Pins):
+    """The pins file: read on each change of its stamp, written atomically."""
+
+    def __init__(self, path: Path) -> None:
+        super().__init__()
+        self.path = path
+        self._lock = threading.Lock()
+        self._stamp: tuple[int, int] | None = None
+
+    def stamp(self) -> tuple[int, int] | None:
+        """The file's modification time and size, None when it does not exist."""
+        try:
+            stat = self.path.stat()
+        except FileNotFoundError:
+            return None
+        return stat.st_mtime_ns, stat.st_size
+
+    def servers(self) -> dict[str, dict[str, PinnedTool]]:
+        """Every server's pinned tools, by tool name."""
+        with self._lock:
+            stamp = self.stamp()
+            if stamp != self._stamp:
+                self._pins, self._stamp = self._read(), stamp
+            return {server: dict(tools) for server, tools in self._pins.items()}
 
     def pin(
         self,
@@ -229,16 +250,7 @@ class PinStore:
             raise McpServersFileError(f"{self.path}: not a pins file ({type(error).__name__}: {error})") from None
 
     def _write(self, pins: Mapping[str, Mapping[str, PinnedTool]]) -> None:
-        document = {
-            "version": 1,
-            "servers": {
-                server: {
-                    name: {"sha256": tool.sha256, "pinned_at": tool.pinned_at, "definition": tool.definition}
-                    for name, tool in sorted(tools.items())
-                }
-                for server, tools in sorted(pins.items())
-            },
-        }
+        document = {"version": 1, "servers": _content(pins)}
         self.path.parent.mkdir(parents=True, exist_ok=True)
         handle, temporary = tempfile.mkstemp(dir=self.path.parent, prefix=".mcp-pins.", suffix=".json")
         try:
@@ -250,6 +262,16 @@ class PinStore:
             Path(temporary).unlink(missing_ok=True)
             raise
         self._pins, self._stamp = {server: dict(tools) for server, tools in pins.items()}, self.stamp()
+
+
+def _content(pins: Mapping[str, Mapping[str, PinnedTool]]) -> dict[str, dict[str, dict[str, Any]]]:
+    return {
+        server: {
+            name: {"sha256": tool.sha256, "pinned_at": tool.pinned_at, "definition": tool.definition}
+            for name, tool in sorted(tools.items())
+        }
+        for server, tools in sorted(pins.items())
+    }
 
 
 def _diff(old: Mapping[str, Any], new: Mapping[str, Any]) -> str:

@@ -1,4 +1,7 @@
-"""The upstream tools as the catalog mounts them: from the servers file and the pins, no server started.
+"""The upstream tools as the catalog mounts them: from the servers and the pins, no server started.
+
+The servers and pins are a Colony home's files, or those its settings declare
+(``UpstreamSource.from_settings``: a block's, the same on every worker).
 
 Each enabled server's pinned tools become tool classes (``tools.py``). A tool whose
 definition cannot be served (a schema that is not JSON Schema, a name every tool has)
@@ -15,7 +18,8 @@ from typing import Any
 
 from colony.errors import McpServersFileError
 from colony.upstream.config import McpServers, load_servers, servers_path
-from colony.upstream.pins import PinStore, Review, pins_path
+from colony.upstream.pins import Pins, PinStore, Review, pins_path
+from colony.upstream.settings import UpstreamSettings
 from colony.upstream.tools import UpstreamTool, catalog_name, upstream_tool_class
 
 __all__ = ["Mounted", "UpstreamSource"]
@@ -32,27 +36,47 @@ class Mounted:
 
 
 class UpstreamSource:
-    """The servers file and the pins of one Colony home."""
+    """The servers file and the pins of one Colony home, or the servers and pins declared instead."""
 
-    def __init__(self, home: Path, *, servers_file: Path | None = None) -> None:
+    def __init__(
+        self,
+        home: Path,
+        *,
+        servers_file: Path | None = None,
+        declared: McpServers | None = None,
+        pins: Pins | None = None,
+    ) -> None:
+        """``declared`` servers are served instead of the file's, with ``pins`` alone (default: none)."""
         self.servers_file = servers_file or servers_path(home)
-        self.pins = PinStore(pins_path(home))
+        self.declared = declared
+        if pins is None:
+            pins = Pins() if declared is not None else PinStore(pins_path(home))
+        self.pins = pins
         self._lock = threading.Lock()
         self._drifted: dict[str, frozenset[str]] = {}  # server -> its tools whose served definition moved
         self._generation = 0
 
+    @classmethod
+    def from_settings(cls, settings: UpstreamSettings, home: Path) -> UpstreamSource:
+        """The servers and pins ``settings`` declare, else the servers file they name and the pins of ``home``."""
+        if settings.servers is not None:
+            return cls(home, declared=settings.servers, pins=settings.pinned())
+        return cls(home, servers_file=settings.file(home))
+
     def stamp(self) -> tuple[Any, ...]:
         """Changes whenever what ``mount`` returns may change."""
-        try:
-            stat = self.servers_file.stat()
-            servers = (stat.st_mtime_ns, stat.st_size)
-        except OSError:
-            servers = None
+        servers = None
+        if self.declared is None:
+            try:
+                stat = self.servers_file.stat()
+                servers = (stat.st_mtime_ns, stat.st_size)
+            except OSError:
+                pass
         return servers, self.pins.stamp(), self._generation
 
     def servers(self) -> McpServers:
-        """The servers file as it is now."""
-        return load_servers(self.servers_file)
+        """The declared servers, else the servers file as it is now."""
+        return self.declared if self.declared is not None else load_servers(self.servers_file)
 
     def mount(self) -> Mounted:
         """Every pinned tool of every enabled server, as a class; the ones that cannot serve, with why."""

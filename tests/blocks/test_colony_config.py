@@ -15,6 +15,8 @@ from pydantic import BaseModel, SecretStr
 
 from blocks import ColonyConfig
 from colony.settings import MACHINE_PATHS, ColonySettings
+from colony.upstream import UpstreamSettings
+from colony.upstream.pins import fingerprint
 from tests.services.settings import SECRET_VARIABLES as SECRETS
 
 OTHER_VALUES = {
@@ -44,7 +46,11 @@ class TestColonyConfigStandards(BlockStandardTestSuite):
 @pytest.fixture
 def environment(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> ColonySettings:
     """This machine's settings: a secret in every part, values away from the defaults, paths on disk."""
-    paths = {"COLONY_HPC_TOKENS_FILE": str(tmp_path / "tokens.json"), "COLONY_GATEWAY_JWKS_FILE": "/etc/jwks.json"}
+    paths = {
+        "COLONY_HPC_TOKENS_FILE": str(tmp_path / "tokens.json"),
+        "COLONY_GATEWAY_JWKS_FILE": "/etc/jwks.json",
+        "COLONY_MCP_SERVERS": str(tmp_path / "mcp-servers.json"),
+    }
     for name, value in {**SECRETS, **OTHER_VALUES, **paths}.items():
         monkeypatch.setenv(name, value)
     return ColonySettings.from_env()
@@ -126,3 +132,24 @@ def test_the_block_carries_every_field_of_every_part_but_the_paths_on_disk(envir
             assert stored is None or stored == "~/.colony", path  # never the saving machine's path
         else:
             assert kept == value, f"{'.'.join(path)} changed on its way through the block"
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_the_block_carries_declared_mcp_servers_and_their_pins(environment: ColonySettings) -> None:
+    lookup = {"name": "lookup", "description": "Look up a key.", "inputSchema": {"type": "object"}}
+    servers = {
+        "tickets": {"url": "https://tickets.example/mcp", "headers": {"Authorization": "Bearer ${secret:tickets}"}},
+        "files": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/srv"]},
+    }
+    pins = {
+        "tickets": {"lookup": {"sha256": fingerprint(lookup), "pinned_at": "2026-01-01T00:00:00", "definition": lookup}}
+    }
+    upstream = UpstreamSettings(servers={"mcpServers": servers}, pins=pins)
+    settings = environment.model_copy(update={"upstream": upstream})
+    name = f"colony-{uuid4().hex[:8]}"
+    ColonyConfig.from_settings(settings).save(name)
+    loaded = cast(ColonyConfig, ColonyConfig.load(name)).colony_settings()
+    assert loaded.upstream == upstream and loaded == settings
+    assert loaded.upstream.pinned().servers()["tickets"]["lookup"].definition == lookup
+    stored = stored_document(name, include_secrets=False)["settings"]["upstream"]
+    assert "${secret:tickets}" in json.dumps(stored) and stored["servers_file"] is None  # a reference, no path

@@ -56,18 +56,22 @@ def test_paths_on_disk_stay_with_each_machine(monkeypatch: pytest.MonkeyPatch, t
     here = {"COLONY_HOME": tmp_path / "home", "COLONY_HPC_TOKENS_FILE": tmp_path / "t.json"}
     for name, value in {**here, "COLONY_GATEWAY_JWKS_FILE": tmp_path / "jwks.json"}.items():
         monkeypatch.setenv(name, str(value))
+    monkeypatch.setenv("COLONY_MCP_SERVERS", str(tmp_path / "mcp-servers.json"))
     settings = ColonySettings.from_env()
     kept = settings.without_machine_paths()
     assert (kept.kernel.home, kept.hpc.tokens_file, kept.gateway.jwks_file) == (Path("~/.colony"), None, None)
-    elsewhere = {"COLONY_HOME": "/srv/colony"}
+    assert kept.upstream.servers_file is None
+    elsewhere = {"COLONY_HOME": "/srv/colony", "COLONY_MCP_SERVERS": "/srv/mcp.json"}
     there = kept.with_machine_paths(elsewhere)
     assert (there.kernel.home, there.hpc.tokens_file, there.gateway.jwks_file) == (Path("/srv/colony"), None, None)
+    assert there.upstream.servers_file == Path("/srv/mcp.json")
     assert kept.with_machine_paths() == settings  # this machine's environment puts them back
     assert {(path.part, path.field) for path in MACHINE_PATHS} == {
         ("kernel", "home"),
         ("hpc", "tokens_file"),
         ("gateway", "jwks_file"),
         ("gateway", "tokens_file"),
+        ("upstream", "servers_file"),
     }
 
 
@@ -93,6 +97,8 @@ def test_settings_given_as_data_read_no_variable(monkeypatch: pytest.MonkeyPatch
     assert HPCSettings().job_definitions == {"local_tool": "local:1"}  # built alone, a part still reads them
     monkeypatch.setenv("COLONY_HPC_LIMITS", "{not json")  # a broken variable elsewhere does not break the data
     assert ColonySettings.model_validate(document) == settings
+    monkeypatch.setenv("COLONY_UPSTREAM_SERVERS", '{"mcpServers": {"local": {"command": "x"}}}')
+    assert ColonySettings.model_validate(document).upstream.servers is None  # no server of this machine's joins
 
 
 def test_chosen_settings_are_the_process_defaults_until_forgotten(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -12,11 +12,15 @@ import os
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
+from uuid import uuid4
 
 import pytest
+from pydantic import ValidationError
 
+from blocks import ColonyConfig, load_settings
 from colony.errors import (
     McpServersFileError,
+    SettingsError,
     ToolUnavailableError,
     UpstreamProtocolError,
     UpstreamTimeoutError,
@@ -24,7 +28,8 @@ from colony.errors import (
 )
 from colony.kernel import ColonyKernel
 from colony.runtime import CallRequest, CallStatus, KernelProvider, Principal, Runtime
-from colony.upstream import load_servers, sessions
+from colony.settings import ColonySettings
+from colony.upstream import McpServers, UpstreamSettings, load_servers, sessions
 from colony.upstream.config import HttpServer, StdioServer
 from tests.services.upstream import Upstream, hostile_stdio
 
@@ -169,6 +174,30 @@ def test_a_literal_credential_in_the_servers_file_is_refused(tmp_path: Path) -> 
         json.dumps({"mcpServers": {"gh": {"command": "x", "env": {"GITHUB_TOKEN": "${secret:github_token}"}}}})
     )
     assert load_servers(path).servers["gh"].env == {"GITHUB_TOKEN": "${secret:github_token}"}  # type: ignore[union-attr]
+
+
+@pytest.mark.usefixtures("prefect_harness")
+def test_a_literal_credential_cannot_ride_in_a_settings_block(monkeypatch: pytest.MonkeyPatch) -> None:
+    literal = {
+        "gh": {"url": "https://x/mcp", "headers": {"Authorization": "Bearer ghp_123"}},
+        "db": {"command": "x", "env": {"PGPASSWORD": "hunter2"}},
+    }
+    for name, server in literal.items():
+        with pytest.raises(ValidationError, match=f"server {name!r}: .* holds a literal value"):
+            UpstreamSettings(servers={"mcpServers": {name: server}})
+    monkeypatch.setenv("COLONY_UPSTREAM_SERVERS", json.dumps({"mcpServers": {"gh": literal["gh"]}}))
+    with pytest.raises(SettingsError, match=r"COLONY_UPSTREAM_SERVERS: server 'gh': .* holds a literal value"):
+        ColonySettings.from_env()  # `colony blocks save` stops before anything is written
+    monkeypatch.delenv("COLONY_UPSTREAM_SERVERS")
+
+    block = f"colony-{uuid4().hex[:8]}"  # a document written around the model, as a hand edit could
+    monkeypatch.setenv("COLONY_SETTINGS_BLOCK", block)
+    server = HttpServer.model_construct(url="https://x/mcp", headers={"Authorization": "Bearer ghp_123"})
+    smuggled = UpstreamSettings.model_construct(servers=McpServers.model_construct(servers={"gh": server}))
+    settings = ColonySettings.from_env().model_copy(update={"upstream": smuggled})
+    ColonyConfig.model_construct(settings=settings).save(block)
+    with pytest.raises(SettingsError, match=rf"{block!r} .* settings\.upstream\.servers: .* holds a literal value"):
+        load_settings()
 
 
 async def test_no_server_process_outlives_the_runtime(upstream: Upstream, tmp_path: Path) -> None:

@@ -20,7 +20,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp
 
 from colony.api_docs import serve_docs
-from colony.runtime import KernelProvider, Runtime
+from colony.runtime import Catalog, KernelProvider, Runtime
 from colony.surfaces.gateway.approvals import approval_routes
 from colony.surfaces.gateway.body import BodyGuardMiddleware
 from colony.surfaces.gateway.hot_path import HotPath
@@ -43,6 +43,7 @@ from colony.telemetry.asgi import HttpTelemetry
 
 if TYPE_CHECKING:
     from colony.kernel import KernelSettings
+    from colony.upstream import UpstreamSource
 
 __all__ = ["create_app"]
 
@@ -52,18 +53,20 @@ def create_app(
     runtime: Runtime | None = None,
     *,
     kernel_settings: KernelSettings | None = None,
+    upstream: UpstreamSource | None = None,
 ) -> FastAPI:
     """The gateway app; ``settings`` default to the environment's, ``runtime`` to one the app owns.
 
     A runtime the app creates (and so its tool instances, sandbox containers included) is
     shut down with the app; one passed in belongs to the caller, and so do its limits. The app's
-    own runtime builds its kernel from ``kernel_settings`` (default: ``COLONY_*``) and holds calls
-    to ``settings.rate_limits``.
+    own runtime builds its kernel from ``kernel_settings`` (default: ``COLONY_*``), mounts the MCP
+    servers of ``upstream`` (default: the Colony home's file) and holds calls to ``settings.rate_limits``.
     """
     settings = settings or GatewaySettings.from_env()
     settings.check_safe()
     owned = runtime is None
     runtime = runtime or Runtime(
+        Catalog(upstream=upstream) if upstream is not None else None,
         kernels=KernelProvider(settings=kernel_settings),
         timeout_seconds=settings.call_timeout_seconds,
         max_argument_bytes=settings.max_argument_bytes,

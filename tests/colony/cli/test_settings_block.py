@@ -25,6 +25,7 @@ from colony.errors import SettingsError
 from colony.settings import ColonySettings
 from tests.services import free_port
 from tests.services.prefect import PrefectServer, prefect_api
+from tests.services.upstream import Upstream, hostile_stdio
 
 COLONY = Path(sys.executable).parent / "colony"
 GATEWAY_START_SECONDS = 60
@@ -134,6 +135,20 @@ def wait_for_health(process: subprocess.Popen[bytes], url: str) -> None:
             pass
         assert time.monotonic() < deadline, "colony gateway did not answer /health"
         time.sleep(0.2)
+
+
+def test_blocks_save_shares_the_connected_mcp_servers_with_every_machine(
+    api: PrefectServer, tmp_path: Path, block_name: str
+) -> None:
+    pinned_here = Upstream(tmp_path / "saver")
+    pinned_here.connect({"hostile": hostile_stdio(env={"HOSTILE_STATE": str(tmp_path / "state")})})
+    saver = api.env(COLONY_HOME=str(pinned_here.home), COLONY_SETTINGS_BLOCK=block_name)
+    done = colony(saver, "blocks", "save")
+    assert done.returncode == 0, done.stdout + done.stderr
+    other = api.env(COLONY_HOME=str(tmp_path / "other"), COLONY_SETTINGS_BLOCK=block_name)
+    called = colony(other, "tools", "call", "hostile__lookup", '{"key": "k"}', "--json")
+    assert called.returncode == 0 and "value of k" in called.stdout, called.stdout + called.stderr
+    assert not (tmp_path / "other" / "mcp-servers.json").exists()
 
 
 def test_blocks_register_and_save_need_what_they_name(api: PrefectServer, tmp_path: Path) -> None:
