@@ -144,7 +144,7 @@ def state_of(client: SyncPrefectClient, run: UUID) -> State[Any]:
     return state
 
 
-def finals(client: SyncPrefectClient, runs: list[UUID], seconds: float = 240) -> dict[UUID, State[Any]]:
+def finals(client: SyncPrefectClient, runs: list[UUID], seconds: float = 600) -> dict[UUID, State[Any]]:
     """The final state of every run, once all have one."""
 
     def done() -> dict[UUID, State[Any]] | None:
