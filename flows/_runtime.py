@@ -10,7 +10,7 @@ action runs), a HOLD shows its reviewer an artifact and waits for a person
 
 A flow runs with the authority of whoever can reach the Prefect API: an operator
 (``PREFECT_OPERATOR``), acting for the agent its request names, on Colony's settings as
-every command loads them (``blocks.load_settings``): the kernel they name, the MCP servers
+every command loads them (``blocks.load_settings``): the kernel and policies they name, the MCP servers
 they declare (else the home's file), and their sandbox roles and HPC service for the tools
 the run creates.
 """
@@ -27,6 +27,7 @@ import anyio.to_thread
 from blocks.secrets import install_secret_resolver
 from colony.catalog import registry_path
 from colony.kernel import ColonyKernel
+from colony.policy import PolicySettings
 from colony.runtime import Acting, Catalog, HeldCall, HoldDecision, KernelProvider, Principal, Runtime
 from colony.settings import ColonySettings, use_settings
 from flows._approval import ApprovalInput, already_waited, wait_for_approval
@@ -39,7 +40,7 @@ from tasks.kernel import authorize, kernel_for, propose
 __all__ = ["PREFECT_OPERATOR", "PrefectEvents", "flow_runtime"]
 
 PREFECT_OPERATOR = Principal.of("prefect-operator", ["*"], operator=True)
-_runtimes: dict[tuple[int, int, int, int], Runtime] = {}
+_runtimes: dict[tuple[int, int, PolicySettings, int, int], Runtime] = {}
 _catalogs: dict[tuple[Path, Path, str], Catalog] = {}
 _lock = threading.Lock()
 
@@ -96,7 +97,13 @@ def flow_runtime(
     # One runtime per kernel and catalog (kernel_for keeps one per distinct settings, secret included).
     with _lock:
         catalog = _catalog(registry_path(), settings)
-        key = (id(kernel), id(catalog), approval_timeout_seconds if pause_on_hold else -1, poll_seconds)
+        key = (
+            id(kernel),
+            id(catalog),
+            settings.policy,
+            approval_timeout_seconds if pause_on_hold else -1,
+            poll_seconds,
+        )
         runtime = _runtimes.get(key)
         if runtime is None:
 
@@ -128,5 +135,6 @@ def flow_runtime(
                 on_hold=on_hold if pause_on_hold else None,
                 events=PrefectEvents(),
                 propose=ask_gate,
+                policies=settings.policy,
             )
         return runtime

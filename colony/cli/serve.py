@@ -77,7 +77,7 @@ def gateway(
     loaded = serving_settings()
     settings = loaded.gateway.with_options(host=host, port=port)
     loaded = loaded.model_copy(update={"gateway": settings})
-    app = create_app(settings, kernel_settings=loaded.kernel, upstream=loaded.upstream_source())
+    app = create_app(settings, kernel_settings=loaded.kernel, upstream=loaded.upstream_source(), policies=loaded.policy)
     if workers == 1:
         uvicorn.run(app, host=settings.host, port=settings.port, log_level="warning", **server_options(settings))
         return
@@ -118,4 +118,9 @@ def gateway_worker_app() -> FastAPI:
 
     settings = settings_from_parent()
     share_worker_connections(settings.gateway)
-    return create_app(settings.gateway, kernel_settings=settings.kernel, upstream=settings.upstream_source())
+    return create_app(
+        settings.gateway,
+        kernel_settings=settings.kernel,
+        upstream=settings.upstream_source(),
+        policies=settings.policy,
+    )

@@ -43,6 +43,7 @@ from colony.telemetry.asgi import HttpTelemetry
 
 if TYPE_CHECKING:
     from colony.kernel import KernelSettings
+    from colony.policy import PolicySettings
     from colony.upstream import UpstreamSource
 
 __all__ = ["create_app"]
@@ -54,13 +55,15 @@ def create_app(
     *,
     kernel_settings: KernelSettings | None = None,
     upstream: UpstreamSource | None = None,
+    policies: PolicySettings | None = None,
 ) -> FastAPI:
     """The gateway app; ``settings`` default to the environment's, ``runtime`` to one the app owns.
 
     A runtime the app creates (and so its tool instances, sandbox containers included) is
     shut down with the app; one passed in belongs to the caller, and so do its limits. The app's
     own runtime builds its kernel from ``kernel_settings`` (default: ``COLONY_*``), mounts the MCP
-    servers of ``upstream`` (default: the Colony home's file) and holds calls to ``settings.rate_limits``.
+    servers of ``upstream`` (default: the Colony home's file), decides with the Cedar policies of
+    ``policies`` (default: ``COLONY_POLICIES``) and holds calls to ``settings.rate_limits``.
     """
     settings = settings or GatewaySettings.from_env()
     settings.check_safe()
@@ -72,6 +75,7 @@ def create_app(
         max_argument_bytes=settings.max_argument_bytes,
         isolate_cpu_bound=True,
         rate_limits=settings.rate_limits,
+        policies=policies,
     )
     authenticator = settings.authenticator()
     challenge = 'Bearer realm="colony"'
