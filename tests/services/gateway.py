@@ -21,12 +21,13 @@ StartGateway = Callable[..., str]
 
 
 def start_gateway_process(
-    env: dict[str, str], port: int, timeout: float = 120.0, *, args: tuple[str, ...] = ()
+    env: dict[str, str | None], port: int, timeout: float = 120.0, *, args: tuple[str, ...] = ()
 ) -> subprocess.Popen[bytes]:
-    """Start ``colony gateway [args]`` on ``port`` with ``env`` added, and wait until /health answers."""
+    """Start ``colony gateway [args]`` on ``port`` with ``env`` added (None unsets), and wait until /health answers."""
     if not COLONY.exists():
         unavailable(f"{COLONY} is not installed (pip install -e .)")
-    environment = {**os.environ, "PYTHONPATH": str(REPO_ROOT), "COLONY_GATEWAY_PORT": str(port), **env}
+    added = {"PYTHONPATH": str(REPO_ROOT), "COLONY_GATEWAY_PORT": str(port), **env}
+    environment = {name: value for name, value in {**os.environ, **added}.items() if value is not None}
     process = subprocess.Popen(
         [str(COLONY), "gateway", *args], env=environment, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
     )

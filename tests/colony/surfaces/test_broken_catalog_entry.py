@@ -187,13 +187,17 @@ def test_a_gateway_routes_a_tool_broken_here_to_a_peer_that_serves_it(
     auto = {"kind": "auto"}
     summary = {"text": "One. Two.", "max_sentences": 1}
     routed = httpx.post(
-        f"{url}/v1/tool_call", json={"target": auto, "tool_name": "doc_summarize", "tool_args": summary}
+        f"{url}/v1/tool_call",
+        json={"target": auto, "tool_name": "doc_summarize", "tool_args": summary},
+        timeout=60,  # the peer's first call imports the tool: seconds on a loaded machine
     )
     assert routed.status_code == 200, routed.json()
     assert routed.json()["node"] != httpx.get(f"{url}/health").json()["node"]
-    here = httpx.post(f"{url}/v1/tool_call", json={"tool_name": "doc_summarize", "tool_args": summary})
+    here = httpx.post(f"{url}/v1/tool_call", json={"tool_name": "doc_summarize", "tool_args": summary}, timeout=60)
     assert (here.status_code, here.json()["error"]["tool"]) == (503, "doc_summarize")  # asked to run it here
-    nowhere = httpx.post(f"{url}/v1/tool_call", json={"target": auto, "tool_name": MISSING_CLASS, "tool_args": {}})
+    nowhere = httpx.post(
+        f"{url}/v1/tool_call", json={"target": auto, "tool_name": MISSING_CLASS, "tool_args": {}}, timeout=60
+    )
     assert nowhere.status_code == 503
     message = nowhere.json()["error"]["message"]
     assert f"no healthy peer serves '{MISSING_CLASS}'" in message and "(does not have it)" in message

@@ -63,11 +63,11 @@ def gateway(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     kernel.set_trust("trusted", 0.9)
     kernel.deposit("tool:append_note", "failure", 30.0)
     kernel.close()
-    env = {
+    env: dict[str, str | None] = {
         "COLONY_REPO_ROOT": str(root),
         "COLONY_HOME": str(home),
         "COLONY_GATEWAY_TOKENS": json.dumps(TOKENS),
-        "PROMETHEUS_MULTIPROC_DIR": "",
+        "PROMETHEUS_MULTIPROC_DIR": None,  # unset: prometheus_client takes even an empty value as a directory
     }
     if workers == 1:
         env["COLONY_GATEWAY_RATE_LIMITS"] = json.dumps(LIMITS)  # each worker keeps its own buckets
