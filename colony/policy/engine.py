@@ -1,11 +1,12 @@
 """A loaded policy set, indexed so a call evaluates only the policies that can apply to it.
 
 Policies are grouped by the action their scope names (a policy with ``action`` unconstrained
-applies to every action). For each action the applicable policies are parsed into one Cedar
-policy set once. An action whose applicable policies cannot deny or hold (no forbid, no
-``@hold``, an unconditional permit) is decided without calling Cedar; otherwise the decision
-of an identical request (the same principal, tool, arguments, minute and estimate) under the
-same policy set is kept in a bounded cache, since Cedar evaluation is a pure function of them.
+applies to every action), then, per caller, by whether their principal and resource scopes can
+admit that caller and tool; each group is parsed into one Cedar policy set once. A group that
+cannot deny or hold (no forbid, no ``@hold``, an unconditional permit) is decided without
+calling Cedar. Otherwise Cedar is shown only the context paths the group's policies read, and
+the decision of an identical request under the same policy set is kept in a bounded cache,
+since Cedar evaluation is a pure function of it.
 """
 
 from __future__ import annotations
@@ -15,19 +16,22 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable
-from dataclasses import dataclass, fields, is_dataclass
+from dataclasses import dataclass
 
 import cedarpy
 from cedarpy import pst
 
 from colony.policy.decision import Effect, PolicyDecision
+from colony.policy.reads import Paths, context_paths, prune, reads_variable
 from colony.policy.request import CONTEXT_ATTRIBUTES, CedarCall, Who
 from colony.policy.source import PolicySource
 
-__all__ = ["PolicyIndex", "reads_variable"]
+__all__ = ["PolicyIndex"]
 
 _CACHE_SIZE = 4096
 _ENTITIES_SIZE = 256
+_CALLERS_SIZE = 1024
+_encode = json.JSONEncoder(separators=(",", ":")).encode  # one encoder: json.dumps builds one per call
 _ERRORED = re.compile(r"`([^`]+)`")
 
 
@@ -38,7 +42,21 @@ class _ActionSet:
     sources: tuple[PolicySource, ...]
     cedar: cedarpy.PolicySet | None
     fixed: PolicyDecision | None
-    reads: frozenset[str]  # the context attributes these policies read
+    paths: Paths | None  # the context paths these policies read (None: all of it)
+
+    @classmethod
+    def of(cls, sources: tuple[PolicySource, ...]) -> _ActionSet:
+        fixed = _fixed(sources)
+        cedar = None
+        if fixed is None:
+            policies = {source.id: source.policy for source in sources}
+            cedar = cedarpy.PolicySet.from_pst(pst.PolicySet(templates={}, static_policies=policies, template_links=()))
+        return cls(sources, cedar, fixed, context_paths(source.policy for source in sources))
+
+    @property
+    def reads(self) -> frozenset[str]:
+        """The context attributes these policies read."""
+        return CONTEXT_ATTRIBUTES if self.paths is None else frozenset(self.paths)
 
 
 class PolicyIndex:
@@ -62,6 +80,7 @@ class PolicyIndex:
             else:
                 self._any.append(source)
         self._sets: dict[str, _ActionSet] = {}
+        self._callers: dict[tuple[str, str, str, frozenset[str]], _ActionSet] = {}
         self._cache: OrderedDict[str, PolicyDecision] = OrderedDict()
         self._entities: OrderedDict[str, cedarpy.Entities] = OrderedDict()
         self._entity_text: dict[tuple[Who, str], str] = {}
@@ -94,19 +113,22 @@ class PolicyIndex:
             self._calls[key] = decision
 
     def decide(self, call: CedarCall) -> PolicyDecision:
-        """Evaluate ``call`` against the policies of its action."""
+        """Evaluate ``call`` against the policies of its action that can admit its principal and tool."""
         entry = self._set(call.action)
+        if entry.fixed is not None:
+            return entry.fixed
+        entry = self._for_caller(entry, call)
         if entry.fixed is not None:
             return entry.fixed
         assert entry.cedar is not None
         # The request is built in a fixed order, so equal requests encode equally (a reordering only misses).
         entities = self._entity_text.get((call.who, call.action))
         if entities is None:  # the same principal calling the same action again: encoded once per policy set
-            entities = json.dumps(call.entities(), separators=(",", ":"))
+            entities = _encode(call.entities())
             if len(self._entity_text) >= _ENTITIES_SIZE:
                 self._entity_text.clear()
             self._entity_text[(call.who, call.action)] = entities
-        context = json.dumps(call.context, separators=(",", ":"))
+        context = _encode(prune(call.context, entry.paths))
         key = f"{call.action}\0{entities}\0{context}"
         with self._lock:
             hit = self._cache.get(key)
@@ -128,8 +150,10 @@ class PolicyIndex:
         return decision
 
     def _interpret(self, result: cedarpy.AuthzResult, applicable: tuple[PolicySource, ...]) -> PolicyDecision:
-        satisfied = [self.sources[policy_id] for policy_id in result.diagnostics.reasons if policy_id in self.sources]
-        errored = {name for error in result.diagnostics.errors for name in _ERRORED.findall(str(error))}
+        diagnostics = result.diagnostics
+        satisfied = [self.sources[policy_id] for policy_id in diagnostics.reasons if policy_id in self.sources]
+        errors = diagnostics.errors
+        errored = {name for error in errors for name in _ERRORED.findall(str(error))} if errors else set()
         failed = [source for source in applicable if source.id in errored and (source.forbids or source.hold)]
         if failed:  # a forbid or a hold that could not be evaluated counts as matched: fail closed
             return PolicyDecision(
@@ -153,17 +177,65 @@ class PolicyIndex:
         entry = self._sets.get(action)
         if entry is None:
             named = {source.id for source in (*self._any, *self._named.get(action, ()))}
-            sources = tuple(source for source in self.sources.values() if source.id in named)
-            fixed = _fixed(sources)
-            cedar = None
-            if fixed is None:
-                policies = {source.id: source.policy for source in sources}
-                cedar = cedarpy.PolicySet.from_pst(
-                    pst.PolicySet(templates={}, static_policies=policies, template_links=())
-                )
-            reads = reads_variable((source.policy for source in sources), "context", CONTEXT_ATTRIBUTES)
-            entry = self._sets[action] = _ActionSet(sources, cedar, fixed, reads)
+            entry = self._sets[action] = _ActionSet.of(
+                tuple(source for source in self.sources.values() if source.id in named)
+            )
         return entry
+
+    def _for_caller(self, entry: _ActionSet, call: CedarCall) -> _ActionSet:
+        """``entry`` without the policies whose principal or resource scope cannot admit this call."""
+        key = (call.action, call.tool, call.who.agent_id, call.who.groups)
+        found = self._callers.get(key)
+        if found is None:
+            sources = tuple(
+                source
+                for source in entry.sources
+                if _admits_principal(source.policy.principal, call.who)
+                and _admits_resource(source.policy.resource, call.tool)
+            )
+            found = entry if len(sources) == len(entry.sources) else _ActionSet.of(sources)
+            with self._lock:
+                if len(self._callers) >= _CALLERS_SIZE:
+                    self._callers.clear()
+                self._callers[key] = found
+        return found
+
+
+def _is(entity: object, kind: str, entity_id: str | None = None) -> bool:
+    """Whether ``entity`` is an uid (not a slot) of ``kind`` (and ``entity_id`` when given)."""
+    return (
+        isinstance(entity, pst.EntityUid)
+        and not entity.type.namespace
+        and entity.type.basename == kind
+        and (entity_id is None or entity.id == entity_id)
+    )
+
+
+def _admits_principal(scope: pst.PrincipalOrResourceConstraint, who: Who) -> bool:
+    """False only when no request of ``who`` can match ``scope`` (an Agent, in its groups, which have none)."""
+    if isinstance(scope, pst.ScopeIs | pst.ScopeIsIn) and (
+        scope.entity_type.namespace or scope.entity_type.basename != "Agent"
+    ):
+        return False
+    if isinstance(scope, pst.ScopeEq):
+        return not isinstance(scope.entity, pst.EntityUid) or _is(scope.entity, "Agent", who.agent_id)
+    if isinstance(scope, pst.ScopeIn | pst.ScopeIsIn):
+        entity = scope.entity
+        if not isinstance(entity, pst.EntityUid):
+            return True
+        return _is(entity, "Agent", who.agent_id) or (_is(entity, "Group") and entity.id in who.groups)
+    return True
+
+
+def _admits_resource(scope: pst.PrincipalOrResourceConstraint, tool: str) -> bool:
+    """False only when ``scope`` cannot match the Tool ``tool`` (tools have no parents)."""
+    if isinstance(scope, pst.ScopeIs | pst.ScopeIsIn) and (
+        scope.entity_type.namespace or scope.entity_type.basename != "Tool"
+    ):
+        return False
+    if isinstance(scope, pst.ScopeEq | pst.ScopeIn | pst.ScopeIsIn):
+        return not isinstance(scope.entity, pst.EntityUid) or _is(scope.entity, "Tool", tool)
+    return True
 
 
 def _fixed(sources: tuple[PolicySource, ...]) -> PolicyDecision | None:
@@ -180,30 +252,3 @@ def _unconditional(policy: pst.Template) -> bool:
     return (
         isinstance(policy.principal, pst.ScopeAny) and isinstance(policy.resource, pst.ScopeAny) and not policy.clauses
     )
-
-
-def reads_variable(
-    policies: Iterable[pst.Template], variable: str, every: frozenset[str] = frozenset()
-) -> frozenset[str]:
-    """The attributes of ``variable`` the policies read (``principal.role`` -> ``role``).
-
-    A policy that uses the variable otherwise than through one attribute (``context == {...}``)
-    reads all of them: ``every`` (when given; ``principal in Group::"g"`` reads no attribute).
-    """
-    found: set[str] = set()
-    stack: list[object] = [policy.clauses for policy in policies]
-    while stack:
-        node = stack.pop()
-        if isinstance(node, pst.GetAttr | pst.HasAttr) and isinstance(node.base, pst.Var):
-            if node.base.name == variable:
-                found.add(node.attr if isinstance(node, pst.GetAttr) else node.attrs[0])
-            continue
-        if isinstance(node, pst.Var) and node.name == variable and every:
-            return every
-        if isinstance(node, tuple | list):
-            stack.extend(node)
-        elif isinstance(node, dict):
-            stack.extend(node.values())
-        elif is_dataclass(node) and not isinstance(node, type):
-            stack.extend(getattr(node, field.name) for field in fields(node))
-    return frozenset(found)

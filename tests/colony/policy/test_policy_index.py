@@ -1,0 +1,178 @@
+"""The index shows Cedar less (the policies whose scopes can admit the caller, the context paths
+they read) and must never decide otherwise than Cedar over every policy and the whole call."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import time
+from pathlib import Path
+from typing import Any
+
+import cedarpy
+import pytest
+
+from colony.policy import ActionFacts, CedarCall, Effect, PolicyIndex, ToolFacts, Who, call_context, compile_policies
+from colony.policy.reads import context_paths, prune, reads_variable
+
+SCHEMA = {
+    "type": "object",
+    "properties": {
+        "path": {"anyOf": [{"type": "string"}, {"type": "null"}]},  # may be null: policies test it with ``has``
+        "size": {"type": "integer"},
+        "tags": {"type": "array", "items": {"type": "string"}},
+        "limits": {
+            "anyOf": [
+                {"type": "object", "properties": {"cpu": {"type": "integer"}, "memory": {"type": "integer"}}},
+                {"type": "null"},
+            ]
+        },
+    },
+}
+EMPTY = {"path": None, "size": 0, "tags": [], "limits": None}
+TOOLS = [
+    ToolFacts(
+        name=f"tool{number}",
+        version="1.0.0",
+        domain="ops",
+        locality="local",
+        policy_tags=(f"tag{number}",),
+        actions={"run": ActionFacts(SCHEMA, side_effecting=True, governed=True)},
+        primary="run",
+    )
+    for number in range(4)
+]
+POLICIES = """
+permit(principal, action, resource);
+forbid(principal == Agent::"alice", action == Action::"tool0.run", resource);
+forbid(principal in Group::"ops", action, resource) when { context.input.size > 3 };
+forbid(principal is Agent in Group::"night", action, resource) when { context.time.hour >= 22 };
+forbid(principal in Agent::"bob", action, resource == Tool::"tool3")
+when { context.input has limits && context.input.limits.cpu > 8 };
+forbid(principal, action, resource == Tool::"tool1") when { context has input.path };
+forbid(principal, action, resource in Tool::"tool2") when { context.input.tags.contains("prod") };
+forbid(principal, action, resource is Tool)
+when { resource.policy_tags.contains("tag3") && context.input has path && context.input.path like "/secret/*" };
+@hold("bob's large jobs need a person")
+permit(principal == Agent::"bob", action, resource)
+when { context.input has limits && context.input.limits.memory > 100 };
+forbid(principal, action in [Action::"tool1.run", Action::"tool2.run"], resource)
+when { context.input has limits && context.input.limits == {"cpu": 1, "memory": 1} };
+forbid(principal, action, resource) when { context.time has hour && context.time.hour == 3 };
+"""
+WHO = [
+    Who(agent_id="alice"),
+    Who(agent_id="alice", groups=frozenset({"ops"})),
+    Who(agent_id="bob", groups=frozenset({"night"})),
+    Who(agent_id="carol", groups=frozenset({"night", "ops"})),
+]
+INPUTS = [
+    EMPTY,
+    {**EMPTY, "size": 5},
+    {**EMPTY, "path": "/secret/a", "size": 1},
+    {**EMPTY, "tags": ["prod"], "limits": {"cpu": 9, "memory": 200}},
+    {**EMPTY, "limits": {"cpu": 1, "memory": 1}},
+]
+HOURS = [3, 12, 23]
+
+
+@pytest.fixture(scope="module")
+def index(tmp_path_factory: pytest.TempPathFactory) -> PolicyIndex:
+    directory = tmp_path_factory.mktemp("policies")
+    (directory / "rules.cedar").write_text(POLICIES)
+    return compile_policies(directory, TOOLS)
+
+
+def cedar_over_everything(index: PolicyIndex, call: CedarCall) -> tuple[Effect, set[str]]:
+    """What Cedar decides over every loaded policy, the whole context and every entity attribute."""
+    policies = {source.id: source.policy for source in index.sources.values()}
+    policy_set = cedarpy.PolicySet.from_pst(
+        cedarpy.pst.PolicySet(templates={}, static_policies=policies, template_links=())
+    )
+    result = cedarpy.is_authorized(
+        {**call.request(), "context": json.dumps(call.context)}, policy_set, json.dumps(call.entities())
+    )
+    satisfied = {reason for reason in result.diagnostics.reasons if reason in index.sources}
+    if not result.allowed:
+        return Effect.FORBID, {reason for reason in satisfied if index.sources[reason].forbids}
+    holds = {reason for reason in satisfied if index.sources[reason].hold is not None}
+    return (Effect.HOLD, holds) if holds else (Effect.PERMIT, set())
+
+
+def test_the_index_decides_every_call_as_cedar_over_every_policy_does(index: PolicyIndex) -> None:
+    seen = set()
+    for who, tool, arguments, hour in itertools.product(WHO, TOOLS, INPUTS, HOURS):
+        now = time.mktime((2026, 1, 5, hour, 30, 0, 0, 0, 0)) - time.timezone
+        context = call_context(
+            tool, "run", arguments, target=None, acted_by=None, estimate={}, above_default=False, now=now
+        )
+        call = CedarCall.build(who, tool.name, "run", tool.resource("run"), context)
+        decision = index.decide(call)
+        effect, determining = cedar_over_everything(index, call)
+        case = f"{who.agent_id} {sorted(who.groups)} {tool.name} {arguments} {hour}h"
+        assert decision.effect is effect, case
+        if effect is not Effect.PERMIT:
+            assert set(decision.policies) == determining, case
+        seen.add(effect)
+    assert seen == {Effect.PERMIT, Effect.FORBID, Effect.HOLD}  # the cases reach every outcome
+
+
+def test_a_caller_no_scoped_policy_admits_is_decided_without_cedar(index: PolicyIndex) -> None:
+    tool = TOOLS[0]
+    context = call_context(tool, "run", EMPTY, target=None, acted_by=None, estimate={}, above_default=False, now=0)
+    stranger = CedarCall.build(Who(agent_id="dave"), tool.name, "run", tool.resource("run"), context)
+    # dave is in no group: only the unconditional permit and the rules on every principal can apply
+    assert index.decide(stranger).effect is Effect.PERMIT
+    narrowed = index._for_caller(index._set("tool0.run"), stranger)
+    assert all("principal ==" not in str(source.policy) for source in narrowed.sources)
+    assert len(narrowed.sources) < len(index.applicable("tool0.run"))
+
+
+def policies(text: str) -> list[Any]:
+    return list(cedarpy.policies_to_pst(text).static_policies.values())
+
+
+def test_the_paths_policies_read_are_what_cedar_is_shown() -> None:
+    read = policies(
+        "forbid(principal, action, resource) when { context has input.path && context.input.size > 3 };\n"
+        'forbid(principal, action, resource) when { context.time.hour == 2 && principal.role == "x" };\n'
+        "forbid(principal, action, resource)"
+        ' when { (if context.input.tags.isEmpty() then context.target else "") == "t" };'
+    )
+    paths = context_paths(read)
+    assert paths == {"input": {"path": {}, "size": None, "tags": None}, "time": {"hour": None}, "target": None}
+    shown = prune(
+        {"input": {"path": "/p", "size": 4, "tags": [], "other": 1}, "time": {"hour": 2, "minute": 5}, "size": {}},
+        paths,
+    )
+    assert shown == {"input": {"path": "/p", "size": 4, "tags": []}, "time": {"hour": 2}}
+    assert reads_variable(read, "principal") == {"role"}
+
+
+def test_a_policy_reading_the_whole_context_is_shown_all_of_it() -> None:
+    whole = policies("forbid(principal, action, resource) when { context == {} };")
+    assert context_paths(whole) is None
+    everything = {"input": {"a": 1}, "time": {"hour": 1}}
+    assert prune(everything, None) is everything
+
+
+def test_membership_reads_no_principal_attribute_and_does_not_hide_those_read() -> None:
+    read = policies(
+        "forbid(principal, action, resource)"
+        ' when { principal in Group::"g" && principal.trust.lessThan(decimal("0.5")) };'
+    )
+    assert reads_variable(read, "principal") == {"trust"}
+
+
+def test_the_bench_shape_narrows_to_the_callers_policies(tmp_path: Path) -> None:
+    lines = ["permit(principal, action, resource);"]
+    lines += [f'forbid(principal == Agent::"agent-{n}", action == Action::"tool0.run", resource);' for n in range(50)]
+    (tmp_path / "many.cedar").write_text("\n".join(lines) + "\n")
+    index = compile_policies(tmp_path, TOOLS)
+    tool = TOOLS[0]
+    context = call_context(tool, "run", EMPTY, target=None, acted_by=None, estimate={}, above_default=False, now=0)
+    seven = CedarCall.build(Who(agent_id="agent-7"), tool.name, "run", tool.resource("run"), context)
+    assert index.decide(seven).effect is Effect.FORBID
+    assert len(index._for_caller(index._set("tool0.run"), seven).sources) == 2
+    other = CedarCall.build(Who(agent_id="agent-77"), tool.name, "run", tool.resource("run"), context)
+    assert index.decide(other).effect is Effect.PERMIT
