@@ -1,9 +1,9 @@
 """A loaded policy set, indexed so a call evaluates only the policies that can apply to it.
 
 Policies are grouped by the action their scope names (a policy with ``action`` unconstrained
-applies to every action), then, per caller, by whether their principal and resource scopes can
-admit that caller and tool; each group is parsed into one Cedar policy set once. A group that
-cannot deny or hold (no forbid, no ``@hold``, an unconditional permit) is decided without
+applies to every action), then, per caller and tool state, without those that provably cannot
+match (colony.policy.slicing); each group is parsed into one Cedar policy set once. A group
+that cannot deny or hold (no forbid, no ``@hold``, an unconditional permit) is decided without
 calling Cedar. Otherwise Cedar is shown only the context paths the group's policies read, and
 the decision of an identical request under the same policy set is kept in a bounded cache,
 since Cedar evaluation is a pure function of it.
@@ -24,6 +24,7 @@ from cedarpy import pst
 from colony.policy.decision import Effect, PolicyDecision
 from colony.policy.reads import Paths, context_paths, prune, reads_variable
 from colony.policy.request import CONTEXT_ATTRIBUTES, CedarCall, Who
+from colony.policy.slicing import ToolSlicer, admits_principal, admits_resource
 from colony.policy.source import PolicySource
 
 __all__ = ["PolicyIndex"]
@@ -80,7 +81,8 @@ class PolicyIndex:
             else:
                 self._any.append(source)
         self._sets: dict[str, _ActionSet] = {}
-        self._callers: dict[tuple[str, str, str, frozenset[str]], _ActionSet] = {}
+        self._callers: dict[tuple[str, str, str, frozenset[str], frozenset[str]], _ActionSet] = {}
+        self._slicer = ToolSlicer(self.sources.values())
         self._cache: OrderedDict[str, PolicyDecision] = OrderedDict()
         self._entities: OrderedDict[str, cedarpy.Entities] = OrderedDict()
         self._entity_text: dict[tuple[Who, str], str] = {}
@@ -92,6 +94,10 @@ class PolicyIndex:
     def applicable(self, action: str) -> tuple[PolicySource, ...]:
         """The policies whose action scope admits ``action``, in load order."""
         return self._set(action).sources
+
+    def evaluated(self, call: CedarCall) -> tuple[PolicySource, ...]:
+        """The policies ``call`` is evaluated against: those of its action that can match its caller and tool."""
+        return self._for_caller(self._set(call.action), call).sources
 
     def fixed(self, action: str) -> PolicyDecision | None:
         """The decision for every call of ``action`` when no condition can change it, else None."""
@@ -183,15 +189,17 @@ class PolicyIndex:
         return entry
 
     def _for_caller(self, entry: _ActionSet, call: CedarCall) -> _ActionSet:
-        """``entry`` without the policies whose principal or resource scope cannot admit this call."""
-        key = (call.action, call.tool, call.who.agent_id, call.who.groups)
+        """``entry`` without the policies that cannot match this caller and tool (colony.policy.slicing)."""
+        excluded = self._slicer.excluded(call.tool, call.resource)
+        key = (call.action, call.tool, call.who.agent_id, call.who.groups, excluded)
         found = self._callers.get(key)
         if found is None:
             sources = tuple(
                 source
                 for source in entry.sources
-                if _admits_principal(source.policy.principal, call.who)
-                and _admits_resource(source.policy.resource, call.tool)
+                if source.id not in excluded
+                and admits_principal(source.policy.principal, call.who)
+                and admits_resource(source.policy.resource, call.tool)
             )
             found = entry if len(sources) == len(entry.sources) else _ActionSet.of(sources)
             with self._lock:
@@ -199,43 +207,6 @@ class PolicyIndex:
                     self._callers.clear()
                 self._callers[key] = found
         return found
-
-
-def _is(entity: object, kind: str, entity_id: str | None = None) -> bool:
-    """Whether ``entity`` is an uid (not a slot) of ``kind`` (and ``entity_id`` when given)."""
-    return (
-        isinstance(entity, pst.EntityUid)
-        and not entity.type.namespace
-        and entity.type.basename == kind
-        and (entity_id is None or entity.id == entity_id)
-    )
-
-
-def _admits_principal(scope: pst.PrincipalOrResourceConstraint, who: Who) -> bool:
-    """False only when no request of ``who`` can match ``scope`` (an Agent, in its groups, which have none)."""
-    if isinstance(scope, pst.ScopeIs | pst.ScopeIsIn) and (
-        scope.entity_type.namespace or scope.entity_type.basename != "Agent"
-    ):
-        return False
-    if isinstance(scope, pst.ScopeEq):
-        return not isinstance(scope.entity, pst.EntityUid) or _is(scope.entity, "Agent", who.agent_id)
-    if isinstance(scope, pst.ScopeIn | pst.ScopeIsIn):
-        entity = scope.entity
-        if not isinstance(entity, pst.EntityUid):
-            return True
-        return _is(entity, "Agent", who.agent_id) or (_is(entity, "Group") and entity.id in who.groups)
-    return True
-
-
-def _admits_resource(scope: pst.PrincipalOrResourceConstraint, tool: str) -> bool:
-    """False only when ``scope`` cannot match the Tool ``tool`` (tools have no parents)."""
-    if isinstance(scope, pst.ScopeIs | pst.ScopeIsIn) and (
-        scope.entity_type.namespace or scope.entity_type.basename != "Tool"
-    ):
-        return False
-    if isinstance(scope, pst.ScopeEq | pst.ScopeIn | pst.ScopeIsIn):
-        return not isinstance(scope.entity, pst.EntityUid) or _is(scope.entity, "Tool", tool)
-    return True
 
 
 def _fixed(sources: tuple[PolicySource, ...]) -> PolicyDecision | None:

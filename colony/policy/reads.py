@@ -12,7 +12,7 @@ from typing import Any
 
 from cedarpy import pst
 
-__all__ = ["Paths", "context_paths", "prune", "reads_variable"]
+__all__ = ["Paths", "chain", "context_paths", "prune", "reads_variable"]
 
 #: The paths the policies read into a record: each attribute read, with the paths read into it,
 #: or None when its whole value is read. None for the whole record.
@@ -54,7 +54,7 @@ def _paths(policies: Iterable[pst.Template], variable: str, *, bare_reads_all: b
     while stack:
         node = stack.pop()
         if isinstance(node, pst.GetAttr | pst.HasAttr):
-            root, path = _chain(node)
+            root, path = chain(node)
             if isinstance(root, pst.Var) and root.name == variable:
                 _add(found, path, whole=isinstance(node, pst.GetAttr))
             else:
@@ -71,7 +71,7 @@ def _paths(policies: Iterable[pst.Template], variable: str, *, bare_reads_all: b
     return found
 
 
-def _chain(node: pst.GetAttr | pst.HasAttr) -> tuple[object, tuple[str, ...]]:
+def chain(node: pst.GetAttr | pst.HasAttr) -> tuple[object, tuple[str, ...]]:
     """The expression under a chain of attribute reads, and the path they read (outermost last)."""
     path: list[str] = list(reversed(node.attrs)) if isinstance(node, pst.HasAttr) else [node.attr]
     base: object = node.base

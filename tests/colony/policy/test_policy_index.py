@@ -59,6 +59,10 @@ when { context.input has limits && context.input.limits.memory > 100 };
 forbid(principal, action in [Action::"tool1.run", Action::"tool2.run"], resource)
 when { context.input has limits && context.input.limits == {"cpu": 1, "memory": 1} };
 forbid(principal, action, resource) when { context.time has hour && context.time.hour == 3 };
+forbid(principal, action, resource) when { resource.policy_tags.contains("tag2") && context.input.size > 4 };
+forbid(principal, action, resource)
+when { resource.governed && resource.domain == "ops" && principal in Group::"night" && context.input.size == 1 };
+forbid(principal, action, resource) unless { resource.policy_tags.contains("tag0") || context.input.size < 100 };
 """
 WHO = [
     Who(agent_id="alice"),
@@ -72,6 +76,7 @@ INPUTS = [
     {**EMPTY, "path": "/secret/a", "size": 1},
     {**EMPTY, "tags": ["prod"], "limits": {"cpu": 9, "memory": 200}},
     {**EMPTY, "limits": {"cpu": 1, "memory": 1}},
+    {**EMPTY, "size": 100},
 ]
 HOURS = [3, 12, 23]
 
@@ -123,9 +128,9 @@ def test_a_caller_no_scoped_policy_admits_is_decided_without_cedar(index: Policy
     stranger = CedarCall.build(Who(agent_id="dave"), tool.name, "run", tool.resource("run"), context)
     # dave is in no group: only the unconditional permit and the rules on every principal can apply
     assert index.decide(stranger).effect is Effect.PERMIT
-    narrowed = index._for_caller(index._set("tool0.run"), stranger)
-    assert all("principal ==" not in str(source.policy) for source in narrowed.sources)
-    assert len(narrowed.sources) < len(index.applicable("tool0.run"))
+    narrowed = index.evaluated(stranger)
+    assert all("principal ==" not in str(source.policy) for source in narrowed)
+    assert len(narrowed) < len(index.applicable("tool0.run"))
 
 
 def policies(text: str) -> list[Any]:
@@ -173,6 +178,39 @@ def test_the_bench_shape_narrows_to_the_callers_policies(tmp_path: Path) -> None
     context = call_context(tool, "run", EMPTY, target=None, acted_by=None, estimate={}, above_default=False, now=0)
     seven = CedarCall.build(Who(agent_id="agent-7"), tool.name, "run", tool.resource("run"), context)
     assert index.decide(seven).effect is Effect.FORBID
-    assert len(index._for_caller(index._set("tool0.run"), seven).sources) == 2
+    assert len(index.evaluated(seven)) == 2
     other = CedarCall.build(Who(agent_id="agent-77"), tool.name, "run", tool.resource("run"), context)
     assert index.decide(other).effect is Effect.PERMIT
+
+
+TAG_RULE = """
+permit(principal, action, resource);
+@reason("pii stays with the privacy group")
+forbid(principal, action, resource) when { resource.policy_tags.contains("pii") && !(principal in Group::"privacy") };
+"""
+
+
+def test_a_tag_rule_costs_a_tool_without_the_tag_nothing(tmp_path: Path) -> None:
+    (tmp_path / "tags.cedar").write_text(TAG_RULE)
+    index = compile_policies(tmp_path, TOOLS)
+    tool = TOOLS[1]
+    context = call_context(tool, "run", EMPTY, target=None, acted_by=None, estimate={}, above_default=False, now=0)
+    call = CedarCall.build(Who(agent_id="analyst"), tool.name, "run", tool.resource("run"), context)
+    assert index.fixed("tool1.run") is None  # the rule names no action or tool: it is read for every call
+    assert [source.id for source in index.evaluated(call)] == ["tags.cedar:2"]  # this tool fails its tag test
+    assert index.decide(call).effect is Effect.PERMIT
+
+
+def test_a_tool_tagged_since_the_index_was_built_is_judged_by_its_tags_now(tmp_path: Path) -> None:
+    (tmp_path / "tags.cedar").write_text(TAG_RULE)
+    index = compile_policies(tmp_path, TOOLS)
+    tool = TOOLS[1]
+    context = call_context(tool, "run", EMPTY, target=None, acted_by=None, estimate={}, above_default=False, now=0)
+    before = CedarCall.build(Who(agent_id="analyst"), tool.name, "run", tool.resource("run"), context)
+    assert index.decide(before).effect is Effect.PERMIT
+    tagged = {**tool.resource("run"), "policy_tags": ["pii", "tag1"]}  # re-pinned with a new tag
+    after = CedarCall.build(Who(agent_id="analyst"), tool.name, "run", tagged, context)
+    decision = index.decide(after)
+    assert decision.effect is Effect.FORBID and decision.reasons == ("pii stays with the privacy group",)
+    member = CedarCall.build(Who(agent_id="analyst", groups=frozenset({"privacy"})), tool.name, "run", tagged, context)
+    assert index.decide(member).effect is Effect.PERMIT
