@@ -8,6 +8,7 @@ retried by determinism) with the same demand.
 
 from __future__ import annotations
 
+import asyncio
 import functools
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -121,13 +122,14 @@ class InProcessExecutor:
             # with what it did); a call still running a grace later is cancelled, and the
             # cancellation kills what the call started before it is reported.
             left = self.timeout_seconds
-            with deadline_scope(left) as left, anyio.fail_after(left + kill_grace(left)):
-                if definition.is_async:
-                    return await instance.invoke(action, arguments)
-                if tool.cls.cpu_bound and self.workers is not None:
-                    return await self.workers.run(tool.cls, action, arguments)
-                method = functools.partial(instance.bound_action(action), **arguments)
-                return await anyio.to_thread.run_sync(method, abandon_on_cancel=True)
+            with deadline_scope(left) as left:
+                async with asyncio.timeout(left + kill_grace(left)):  # asyncio's own: cheaper than a cancel scope
+                    if definition.is_async:
+                        return await instance.invoke(action, arguments)
+                    if tool.cls.cpu_bound and self.workers is not None:
+                        return await self.workers.run(tool.cls, action, arguments)
+                    method = functools.partial(instance.bound_action(action), **arguments)
+                    return await anyio.to_thread.run_sync(method, abandon_on_cancel=True)
         except TimeoutError:
             raise self.timed_out(tool, left) from None
         except Exception as error:  # a tool's own bug reaches the caller as an answer, not a traceback
