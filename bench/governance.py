@@ -14,7 +14,7 @@ in-process cost is also measured by that ref's checkout, alternating with this o
 Over HTTP, call by call on one keep-alive connection: POST /v1/tool_call for it, and for
 the same tool declared without side effects (so it runs ungoverned, behind every guard).
 Then the pure ``unit_convert`` at 16 clients against this checkout's gateway and, when
-``COLONY_BENCH_BASELINE`` names a git ref (default: the commit before the pipeline),
+``COLONY_BENCH_BASELINE`` names a git ref (default: f92af09, the commit before the one Governor path),
 a gateway built from that ref in a temporary worktree, alternating, with each server's
 CPU time per request (less sensitive to the machine's other load than requests/s), and
 each checkout's gateway app called straight through ASGI (its own cost, without sockets).
@@ -59,7 +59,7 @@ REPO = Path(__file__).resolve().parents[1]
 CALLS = 400
 HTTP_CALLS = 600
 ROUNDS = 3
-BASELINE = os.environ.get("COLONY_BENCH_BASELINE", "fb4bacf")
+BASELINE = os.environ.get("COLONY_BENCH_BASELINE", "f92af09")  # it has this module: both sides run one harness
 AGENT = "bench-agent"
 
 
