@@ -39,6 +39,9 @@ from colony.runtime.principal import Acting, Principal
 
 __all__ = ["PolicyStep", "tool_facts"]
 
+_encode = json.JSONEncoder(separators=(",", ":")).encode  # one encoder: json.dumps builds one per call
+_KERNEL_READS = frozenset({"role", "trust"})
+
 
 def tool_facts(tool: CatalogTool) -> ToolFacts:
     """What policies may know of a catalog tool."""
@@ -132,10 +135,14 @@ class PolicyStep:
         if fixed is not None:
             return fixed
         acting = principal.acting_for(request.agent_id)
-        who = await self._who(principal, acting, index.principal_reads)
+        role, trust = "", 0.0
+        if index.principal_reads & _KERNEL_READS:  # the kernel is asked only when a policy reads them
+            profile = await anyio.to_thread.run_sync(lambda: self.kernels.get().agent_profile(acting.agent_id))
+            role, trust = profile.role.value, profile.trust_score
+        who = Who(acting.agent_id, principal.operator, principal.groups, principal.capabilities, role, trust)
         # The context is a function of these: a repeated call is answered before it is built again.
         try:
-            raw = json.dumps([arguments, request.target, request.budget_estimate], separators=(",", ":"))
+            raw = _encode([arguments, request.target, request.budget_estimate])
         except (TypeError, ValueError):  # not JSON (an in-process caller's objects): no shortcut
             raw = None
         minute = int(time.time() if now is None else now) // 60
@@ -164,20 +171,6 @@ class PolicyStep:
         if raw is not None:
             index.remember(key, decision)
         return decision
-
-    async def _who(self, principal: Principal, acting: Acting, reads: frozenset[str]) -> Who:
-        role, trust = "", 0.0
-        if reads & {"role", "trust"}:  # the kernel is asked only when a policy reads them
-            profile = await anyio.to_thread.run_sync(lambda: self.kernels.get().agent_profile(acting.agent_id))
-            role, trust = profile.role.value, profile.trust_score
-        return Who(
-            agent_id=acting.agent_id,
-            operator=principal.operator,
-            groups=principal.groups,
-            capabilities=principal.capabilities,
-            role=role,
-            trust=trust,
-        )
 
     @staticmethod
     def apply(
