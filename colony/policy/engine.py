@@ -24,7 +24,7 @@ from cedarpy import pst
 from colony.policy.decision import Effect, PolicyDecision
 from colony.policy.reads import Paths, context_paths, prune, reads_variable
 from colony.policy.request import CONTEXT_ATTRIBUTES, CedarCall, Who
-from colony.policy.slicing import ToolSlicer, admits_principal, admits_resource
+from colony.policy.slicing import ToolSlicer, admits_principal, admits_resource, tool_state
 from colony.policy.source import PolicySource
 
 __all__ = ["PolicyIndex"]
@@ -85,7 +85,7 @@ class PolicyIndex:
         self._slicer = ToolSlicer(self.sources.values())
         self._cache: OrderedDict[str, PolicyDecision] = OrderedDict()
         self._entities: OrderedDict[str, cedarpy.Entities] = OrderedDict()
-        self._entity_text: dict[tuple[Who, str], str] = {}
+        self._entity_text: dict[tuple[Who, str, Hashable], str] = {}
         self._calls: dict[Hashable, PolicyDecision] = {}
         self._lock = threading.Lock()
         #: Which principal attributes the kernel must be asked for (role, trust), read from the policies.
@@ -97,7 +97,7 @@ class PolicyIndex:
 
     def evaluated(self, call: CedarCall) -> tuple[PolicySource, ...]:
         """The policies ``call`` is evaluated against: those of its action that can match its caller and tool."""
-        return self._for_caller(self._set(call.action), call).sources
+        return self._for_caller(self._set(call.action), call, tool_state(call.resource)).sources
 
     def fixed(self, action: str) -> PolicyDecision | None:
         """The decision for every call of ``action`` when no condition can change it, else None."""
@@ -123,17 +123,19 @@ class PolicyIndex:
         entry = self._set(call.action)
         if entry.fixed is not None:
             return entry.fixed
-        entry = self._for_caller(entry, call)
+        state = tool_state(call.resource)
+        entry = self._for_caller(entry, call, state)
         if entry.fixed is not None:
             return entry.fixed
         assert entry.cedar is not None
         # The request is built in a fixed order, so equal requests encode equally (a reordering only misses).
-        entities = self._entity_text.get((call.who, call.action))
-        if entities is None:  # the same principal calling the same action again: encoded once per policy set
+        shown = (call.who, call.action, state)
+        entities = self._entity_text.get(shown)
+        if entities is None:  # the same principal calling the same tool again: encoded once per policy set
             entities = _encode(call.entities())
             if len(self._entity_text) >= _ENTITIES_SIZE:
                 self._entity_text.clear()
-            self._entity_text[(call.who, call.action)] = entities
+            self._entity_text[shown] = entities
         context = _encode(prune(call.context, entry.paths))
         key = f"{call.action}\0{entities}\0{context}"
         with self._lock:
@@ -188,9 +190,9 @@ class PolicyIndex:
             )
         return entry
 
-    def _for_caller(self, entry: _ActionSet, call: CedarCall) -> _ActionSet:
+    def _for_caller(self, entry: _ActionSet, call: CedarCall, state: Hashable) -> _ActionSet:
         """``entry`` without the policies that cannot match this caller and tool (colony.policy.slicing)."""
-        excluded = self._slicer.excluded(call.tool, call.resource)
+        excluded = self._slicer.excluded(call.tool, call.resource, state)
         key = (call.action, call.tool, call.who.agent_id, call.who.groups, excluded)
         found = self._callers.get(key)
         if found is None:

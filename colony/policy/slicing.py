@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Hashable, Iterable, Mapping
 from dataclasses import fields, is_dataclass
 from typing import Any
 
@@ -22,9 +22,14 @@ from colony.policy.reads import chain
 from colony.policy.request import Who
 from colony.policy.source import PolicySource
 
-__all__ = ["ToolSlicer", "admits_principal", "admits_resource"]
+__all__ = ["ToolSlicer", "admits_principal", "admits_resource", "tool_state"]
 
 _TOOLS_SIZE = 1024
+
+
+def tool_state(attributes: Mapping[str, Any]) -> Hashable:
+    """A tool's attributes as a hashable key: what its entity is made of."""
+    return tuple([(name, tuple(value) if type(value) is list else value) for name, value in attributes.items()])
 
 
 def _is(entity: object, kind: str, entity_id: str | None = None) -> bool:
@@ -81,14 +86,14 @@ class ToolSlicer:
             if self._probes
             else None
         )
-        self._excluded: dict[tuple[str, tuple[tuple[str, Any], ...]], frozenset[str]] = {}
+        self._excluded: dict[tuple[str, Hashable], frozenset[str]] = {}
         self._lock = threading.Lock()
 
-    def excluded(self, tool: str, attributes: Mapping[str, Any]) -> frozenset[str]:
-        """The ids of the policies that cannot match a call of ``tool`` with these attributes."""
+    def excluded(self, tool: str, attributes: Mapping[str, Any], state: Hashable) -> frozenset[str]:
+        """The ids of the policies that cannot match a call of ``tool`` with these attributes (their tool_state)."""
         if self._set is None:
             return frozenset()
-        key = (tool, tuple([(name, tuple(v) if type(v) is list else v) for name, v in attributes.items()]))
+        key = (tool, state)
         found = self._excluded.get(key)
         if found is None:
             entity = json.dumps([{"uid": {"type": "Tool", "id": tool}, "attrs": dict(attributes), "parents": []}])

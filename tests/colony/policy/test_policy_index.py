@@ -214,3 +214,18 @@ def test_a_tool_tagged_since_the_index_was_built_is_judged_by_its_tags_now(tmp_p
     assert decision.effect is Effect.FORBID and decision.reasons == ("pii stays with the privacy group",)
     member = CedarCall.build(Who(agent_id="analyst", groups=frozenset({"privacy"})), tool.name, "run", tagged, context)
     assert index.decide(member).effect is Effect.PERMIT
+
+
+def test_a_retagged_tool_is_shown_to_cedar_with_its_new_tags_even_after_a_cached_call(tmp_path: Path) -> None:
+    # a second rule reads the input, so the untagged call is evaluated by Cedar and its entities are kept
+    (tmp_path / "tags.cedar").write_text(
+        TAG_RULE + "forbid(principal, action, resource) when { context.input.size > 1000 };\n"
+    )
+    index = compile_policies(tmp_path, TOOLS)
+    tool = TOOLS[1]
+    context = call_context(tool, "run", EMPTY, target=None, acted_by=None, estimate={}, above_default=False, now=0)
+    analyst = Who(agent_id="analyst")
+    untagged = CedarCall.build(analyst, tool.name, "run", tool.resource("run"), context)
+    assert len(index.evaluated(untagged)) == 2 and index.decide(untagged).effect is Effect.PERMIT
+    tagged = {**tool.resource("run"), "policy_tags": ["pii", "tag1"]}
+    assert index.decide(CedarCall.build(analyst, tool.name, "run", tagged, context)).effect is Effect.FORBID
