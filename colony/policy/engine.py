@@ -87,6 +87,7 @@ class PolicyIndex:
         self._entities: OrderedDict[str, cedarpy.Entities] = OrderedDict()
         self._entity_text: dict[tuple[Who, str, Hashable], str] = {}
         self._calls: dict[Hashable, PolicyDecision] = {}
+        self._decided: dict[tuple[bool, tuple[str, ...]], PolicyDecision] = {}
         self._lock = threading.Lock()
         #: Which principal attributes the kernel must be asked for (role, trust), read from the policies.
         self.principal_reads = reads_variable((source.policy for source in self.sources.values()), "principal")
@@ -146,7 +147,7 @@ class PolicyIndex:
             parsed = self._entities.get(entities)
         if parsed is None:
             parsed = cedarpy.Entities.from_json_str(entities)
-        result = cedarpy.is_authorized({**call.request(), "context": context}, entry.cedar, parsed)
+        result = cedarpy.is_authorized(call.request(context), entry.cedar, parsed)
         decision = self._interpret(result, entry.sources)
         with self._lock:
             self._cache[key] = decision
@@ -158,6 +159,21 @@ class PolicyIndex:
         return decision
 
     def _interpret(self, result: cedarpy.AuthzResult, applicable: tuple[PolicySource, ...]) -> PolicyDecision:
+        diagnostics = result.diagnostics
+        if diagnostics.errors:
+            return self._decision(result, applicable)
+        # Without errors the decision follows from the verdict and the satisfied policies alone: made once.
+        key = (result.allowed, tuple(diagnostics.reasons))
+        decision = self._decided.get(key)
+        if decision is None:
+            decision = self._decision(result, applicable)
+            with self._lock:
+                if len(self._decided) >= _CACHE_SIZE:
+                    self._decided.clear()
+                self._decided[key] = decision
+        return decision
+
+    def _decision(self, result: cedarpy.AuthzResult, applicable: tuple[PolicySource, ...]) -> PolicyDecision:
         diagnostics = result.diagnostics
         satisfied = [self.sources[policy_id] for policy_id in diagnostics.reasons if policy_id in self.sources]
         errors = diagnostics.errors

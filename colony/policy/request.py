@@ -48,13 +48,13 @@ class CedarCall:
     ) -> CedarCall:
         return cls(who, tool, action_id(tool, action), resource, dict(context))
 
-    def request(self) -> dict[str, Any]:
-        """The request as Cedar reads it (the context as given)."""
+    def request(self, context: str | None = None) -> dict[str, Any]:
+        """The request as Cedar reads it: the context as given, or ``context`` (its JSON, as shown)."""
         return {
             "principal": {"type": "Agent", "id": self.who.agent_id},
             "action": {"type": "Action", "id": self.action},
             "resource": {"type": "Tool", "id": self.tool},
-            "context": self.context,
+            "context": self.context if context is None else context,
         }
 
     def entities(self) -> list[dict[str, Any]]:
