@@ -35,6 +35,12 @@ def guide_policies() -> str:
     return match.group(1)
 
 
+def test_the_readmes_rules_are_the_guides_that_are_tried_here() -> None:
+    readme = (POLICIES_GUIDE.parents[2] / "README.md").read_text(encoding="utf-8")
+    match = re.search(r"```cedar\n(.*?)```", readme, re.S)
+    assert match is not None and match.group(1) == guide_policies()
+
+
 def release(env: str = "dev", path: str = "/srv/dev/app", **more: Any) -> dict[str, Any]:
     return {"release": {"name": "app", "target": {"env": env, "path": path, **more}}}
 
