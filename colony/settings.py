@@ -70,7 +70,7 @@ class ColonySettings(BaseModel):
         "the mcp-servers.json file.",
     )
 
-    @model_validator(mode="wrap")  # type: ignore[arg-type]  # pydantic's plugin infers Never here once the parts import each other
+    @model_validator(mode="wrap")  # type: ignore[arg-type, unused-ignore]  # pydantic-mypy: Never, on a cold cache only
     @classmethod
     def _parts_from_data_alone(cls, data: Any, handler: ModelWrapValidatorHandler[ColonySettings]) -> ColonySettings:
         # A block's document (or a parent's hand-over) is the settings: no COLONY_* variable fills or joins it.
