@@ -35,8 +35,10 @@ test: install services lint
 	$(BIN)/pytest --cov -n $(WORKERS) --dist loadgroup --durations=10
 
 # The inner loop: no Docker, PostgreSQL, Prefect server, Node or moto, and not the slowest tests.
+# It is CPU-bound, so one worker per core and one more (the full suite waits on servers: WORKERS).
+FAST_WORKERS ?= $(shell echo $$(( $$(nproc) + 1 )))
 test-fast: install
-	$(BIN)/pytest -m "$(FAST)" -n $(WORKERS) --dist loadgroup -q
+	$(BIN)/pytest -m "$(FAST)" -n $(FAST_WORKERS) --dist loadgroup -q
 
 bench: install
 	$(BIN)/python -m bench

@@ -16,6 +16,9 @@ from colony.surfaces.error_mapping import HTTP_STATUS
 from colony.surfaces.gateway import create_app
 from colony.surfaces.gateway.settings import GatewaySettings
 
+# One build of the site for the module, on one worker: the build takes seconds.
+pytestmark = [pytest.mark.slow, pytest.mark.xdist_group("docs-site")]
+
 ROOT = Path(__file__).resolve().parents[2]
 MKDOCS = Path(sys.executable).with_name("mkdocs")
 

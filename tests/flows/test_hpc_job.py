@@ -96,6 +96,7 @@ async def test_a_refusal_is_not_retried(
     assert "Retry" not in caplog.text
 
 
+@pytest.mark.slow
 def test_importing_flows_makes_the_flow_the_hpc_job_runner() -> None:
     import subprocess
     import sys

@@ -104,6 +104,7 @@ def deep_registry(root: Path, depth: int = 10_000) -> Path:
     return path
 
 
+@pytest.mark.slow
 def test_a_deeply_nested_registry_extra_names_the_entry(tmp_path: Path) -> None:
     path = deep_registry(tmp_path / "repo")
     with pytest.raises(RegistryFileError, match=r"entry 1 \('deep_one'\): nested too deeply") as raised:

@@ -9,6 +9,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from mcp import Client
 
 from colony.upstream import PinStore, load_servers, pins_path, servers_path
@@ -23,6 +24,7 @@ def colony(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run([str(COLONY), "mcp-servers", *args], env=env, capture_output=True, text=True, timeout=120)
 
 
+@pytest.mark.slow
 def test_add_pins_what_the_server_lists_and_remove_forgets_it(colony_home: Path, tmp_path: Path) -> None:
     added = colony(
         colony_home, "add", "hostile", "--command", sys.executable, "--arg", "-m", "--arg", "tests.servers.hostile_mcp",
@@ -54,6 +56,7 @@ def test_a_literal_token_is_refused_before_anything_is_written(colony_home: Path
     assert not servers_path(colony_home).exists()
 
 
+@pytest.mark.slow
 def test_a_changed_definition_is_shown_as_a_diff_and_flagged_text_needs_accept(
     colony_home: Path, hostile_http: HttpServer
 ) -> None:

@@ -166,6 +166,7 @@ def test_hpc_serve_names_a_block_that_is_not_there(api: PrefectServer, tmp_path:
     assert done.returncode == 1 and f"no settings block {block_name!r}" in done.stderr, done.stdout + done.stderr
 
 
+@pytest.mark.slow
 def test_an_unreachable_prefect_api_is_named(tmp_path: Path) -> None:
     api_url = f"http://127.0.0.1:{free_port()}/api"
     env = {

@@ -81,7 +81,8 @@ def poll_flow_run(name: str, seconds: float, done: str) -> FlowRun:
             time.sleep(0.5)
 
 
-def wait_for_heartbeats(flow_run: FlowRun, count: int = 1, seconds: float = 60) -> None:
+def wait_for_heartbeats(flow_run: FlowRun, count: int = 1, seconds: float = 180) -> None:
+    """Wait for the run's heartbeat events (a loaded machine's event pipeline can take over a minute)."""
     heartbeats = EventFilter(
         event=EventNameFilter(name=[HEARTBEAT_EVENT]),
         resource=EventResourceFilter(id=[f"prefect.flow-run.{flow_run.id}"]),

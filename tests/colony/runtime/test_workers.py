@@ -43,6 +43,7 @@ async def test_a_library_runtime_keeps_it_in_this_process(make_runtime: MakeRunt
     assert outcome.result["pid"] == os.getpid()
 
 
+@pytest.mark.slow
 async def test_a_cpu_bound_call_past_its_deadline_kills_its_worker(make_runtime: MakeRuntime, tmp_path: Path) -> None:
     pid_file = tmp_path / "worker.pid"
     runtime = make_runtime(timeout_seconds=3, isolate_cpu_bound=True)

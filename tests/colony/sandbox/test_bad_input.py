@@ -96,6 +96,7 @@ def test_engine_down_is_a_retryable_clear_error() -> None:
     assert any("no Docker engine answers" in warning for warning in warnings)
 
 
+@pytest.mark.slow
 def test_engine_down_from_the_cli_prints_no_traceback(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("DOCKER_HOST", DEAD_ENGINE)
     ColonyKernel.from_env().set_trust("builder", 0.9)  # the gate lets the call through: the engine is what fails

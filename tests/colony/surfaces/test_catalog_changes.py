@@ -52,6 +52,7 @@ async def names(client: Client) -> set[str]:
     return {tool.name for tool in (await client.list_tools()).tools}
 
 
+@pytest.mark.slow
 async def test_a_listening_client_hears_of_added_and_removed_tools(colony_home: Path, tmp_path: Path) -> None:
     root = sample_repo(tmp_path / "repo")
     async with Client(stdio_server(colony_home, COLONY_REPO_ROOT=str(root))) as client:
@@ -74,6 +75,7 @@ async def test_a_listening_client_hears_of_added_and_removed_tools(colony_home: 
             await client.call_tool("doc_summarize", {"text": "One. Two."})
 
 
+@pytest.mark.slow
 async def test_a_handshake_session_is_sent_tools_list_changed(colony_home: Path, tmp_path: Path) -> None:
     root = sample_repo(tmp_path / "repo")
     changes = anyio.Event()

@@ -24,6 +24,7 @@ def stdio_server(home: Path, *args: str, **env: str) -> StdioServerParameters:
     return StdioServerParameters(command=COLONY, args=["mcp", *args], env=environment)
 
 
+@pytest.mark.slow
 async def test_seed_examples_and_bad_arguments_over_stdio(colony_home: Path) -> None:
     async with Client(stdio_server(colony_home)) as client:
         tools = {tool.name: tool for tool in (await client.list_tools()).tools}
