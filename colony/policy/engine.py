@@ -17,6 +17,7 @@ import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable
 from dataclasses import dataclass
+from functools import cached_property
 
 import cedarpy
 from cedarpy import pst
@@ -54,7 +55,7 @@ class _ActionSet:
             cedar = cedarpy.PolicySet.from_pst(pst.PolicySet(templates={}, static_policies=policies, template_links=()))
         return cls(sources, cedar, fixed, context_paths(source.policy for source in sources))
 
-    @property
+    @cached_property
     def reads(self) -> frozenset[str]:
         """The context attributes these policies read."""
         return CONTEXT_ATTRIBUTES if self.paths is None else frozenset(self.paths)
