@@ -22,6 +22,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Awaitable, Callable
 from pathlib import Path
 
 from mcp import Client, StdioServerParameters
@@ -57,11 +58,27 @@ async def _pin(home: Path, servers: dict[str, ServerConfig]) -> None:
             await server.aclose()
 
 
-async def _mean_ms(call: object, calls: int) -> float:
+Timed = Callable[[], Awaitable[object]]
+
+
+async def _mean_ms(call: Timed, calls: int) -> float:
     start = time.perf_counter()
     for _ in range(calls):
-        await call()  # type: ignore[operator]
+        await call()
     return (time.perf_counter() - start) / calls * 1000
+
+
+async def _side_by_side(one: Timed, other: Timed, calls: int) -> tuple[list[float], list[float]]:
+    """Mean ms of ``calls`` calls of each, in rounds that take turns going first (ABBA).
+
+    Whatever else the machine does (an earlier phase's writes settling included) falls on both alike.
+    """
+    times: tuple[list[float], list[float]] = ([], [])
+    for turn in range(2 * ROUNDS):
+        order = (0, 1) if turn % 2 == 0 else (1, 0)
+        for side in order:
+            times[side].append(await _mean_ms((one, other)[side], calls))
+    return times
 
 
 async def _run(home: Path) -> None:
@@ -103,20 +120,8 @@ async def _run(home: Path) -> None:
 
         for warm in (through_colony, through_client, record, record_ungoverned):
             await _mean_ms(warm, 20)
-        colony: list[float] = []
-        client: list[float] = []
-        governed: list[float] = []
-        pure: list[float] = []
-        # Each pair is timed back to back, first one then the other first (ABBA), so whatever else
-        # the machine does (the governed calls' writes settling included) falls on both sides alike.
-        for turn in range(2 * ROUNDS):
-            first = turn % 2 == 0
-            for measure in ((through_colony, colony), (through_client, client))[:: 1 if first else -1]:
-                measure[1].append(await _mean_ms(measure[0], CALLS // 2))
-        for turn in range(2 * ROUNDS):
-            first = turn % 2 == 0
-            for measure in ((record, governed), (record_ungoverned, pure))[:: 1 if first else -1]:
-                measure[1].append(await _mean_ms(measure[0], CALLS // 4))
+        colony, client = await _side_by_side(through_colony, through_client, CALLS // 2)
+        governed, pure = await _side_by_side(record, record_ungoverned, CALLS // 4)
     ratio = statistics.median(c / d for c, d in zip(colony, client, strict=True))
     colony_ms, client_ms = statistics.median(colony), statistics.median(client)
     print(f"read-only get-sum: Colony {colony_ms:.3f} ms, official client {client_ms:.3f} ms")

@@ -8,7 +8,7 @@ operator's test cases. The runtime's step (``colony.runtime.policies``) asks bef
 
 from colony.policy.decision import Effect, PolicyDecision
 from colony.policy.engine import PolicyIndex
-from colony.policy.request import CedarCall, Who, call_context
+from colony.policy.request import CedarCall, Who, call_context, compact_json
 from colony.policy.schema import ActionFacts, ToolFacts, catalog_schema
 from colony.policy.settings import SHIPPED_POLICIES, PolicySettings
 from colony.policy.source import PolicySource, read_policies
@@ -29,6 +29,7 @@ __all__ = [
     "Who",
     "call_context",
     "catalog_schema",
+    "compact_json",
     "compile_policies",
     "read_policies",
 ]

@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import re
+from collections.abc import Iterable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Any
 
 from colony.errors import PolicyDeniedError
 
-__all__ = ["Effect", "PolicyDecision"]
+__all__ = ["Effect", "PolicyDecision", "errored_policies"]
+
+_NAMED = re.compile(r"`([^`]+)`")
+
+
+def errored_policies(errors: Iterable[object]) -> set[str]:
+    """The ids of the policies Cedar could not evaluate, from its errors (each names its policy in backticks)."""
+    return {name for error in errors for name in _NAMED.findall(str(error))}
 
 
 class Effect(StrEnum):

@@ -11,8 +11,6 @@ since Cedar evaluation is a pure function of it.
 
 from __future__ import annotations
 
-import json
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Hashable, Iterable
@@ -22,19 +20,17 @@ from functools import cached_property
 import cedarpy
 from cedarpy import pst
 
-from colony.policy.decision import Effect, PolicyDecision
+from colony.policy.decision import Effect, PolicyDecision, errored_policies
 from colony.policy.reads import Paths, context_paths, prune, reads_variable
-from colony.policy.request import CONTEXT_ATTRIBUTES, CedarCall, Who
+from colony.policy.request import CONTEXT_ATTRIBUTES, CedarCall, Who, compact_json
 from colony.policy.slicing import ToolSlicer, admits_principal, admits_resource, tool_state
-from colony.policy.source import PolicySource
+from colony.policy.source import PolicySource, policy_set
 
 __all__ = ["PolicyIndex"]
 
 _CACHE_SIZE = 4096
 _ENTITIES_SIZE = 256
 _CALLERS_SIZE = 1024
-_encode = json.JSONEncoder(separators=(",", ":")).encode  # one encoder: json.dumps builds one per call
-_ERRORED = re.compile(r"`([^`]+)`")
 
 
 @dataclass
@@ -51,8 +47,7 @@ class _ActionSet:
         fixed = _fixed(sources)
         cedar = None
         if fixed is None:
-            policies = {source.id: source.policy for source in sources}
-            cedar = cedarpy.PolicySet.from_pst(pst.PolicySet(templates={}, static_policies=policies, template_links=()))
+            cedar = policy_set({source.id: source.policy for source in sources})
         return cls(sources, cedar, fixed, context_paths(source.policy for source in sources))
 
     @cached_property
@@ -134,11 +129,11 @@ class PolicyIndex:
         shown = (call.who, call.action, state)
         entities = self._entity_text.get(shown)
         if entities is None:  # the same principal calling the same tool again: encoded once per policy set
-            entities = _encode(call.entities())
+            entities = compact_json(call.entities())
             if len(self._entity_text) >= _ENTITIES_SIZE:
                 self._entity_text.clear()
             self._entity_text[shown] = entities
-        context = _encode(prune(call.context, entry.paths))
+        context = compact_json(prune(call.context, entry.paths))
         key = f"{call.action}\0{entities}\0{context}"
         with self._lock:
             hit = self._cache.get(key)
@@ -178,7 +173,7 @@ class PolicyIndex:
         diagnostics = result.diagnostics
         satisfied = [self.sources[policy_id] for policy_id in diagnostics.reasons if policy_id in self.sources]
         errors = diagnostics.errors
-        errored = {name for error in errors for name in _ERRORED.findall(str(error))} if errors else set()
+        errored = errored_policies(errors) if errors else set()
         failed = [source for source in applicable if source.id in errored and (source.forbids or source.hold)]
         if failed:  # a forbid or a hold that could not be evaluated counts as matched: fail closed
             return PolicyDecision(

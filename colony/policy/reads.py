@@ -12,7 +12,7 @@ from typing import Any
 
 from cedarpy import pst
 
-__all__ = ["Paths", "chain", "context_paths", "prune", "reads_variable"]
+__all__ = ["Paths", "chain", "children", "context_paths", "prune", "reads_variable"]
 
 #: The paths the policies read into a record: each attribute read, with the paths read into it,
 #: or None when its whole value is read. None for the whole record.
@@ -62,13 +62,19 @@ def _paths(policies: Iterable[pst.Template], variable: str, *, bare_reads_all: b
             continue
         if isinstance(node, pst.Var) and node.name == variable and bare_reads_all:
             return None  # the variable itself, not one of its attributes: all of it
-        if isinstance(node, tuple | list):
-            stack.extend(node)
-        elif isinstance(node, dict):
-            stack.extend(node.values())
-        elif is_dataclass(node) and not isinstance(node, type):
-            stack.extend(getattr(node, field.name) for field in fields(node))
+        stack.extend(children(node))
     return found
+
+
+def children(node: object) -> list[object]:
+    """The nodes directly under ``node`` of a parsed policy (its fields, items or values)."""
+    if isinstance(node, tuple | list):
+        return list(node)
+    if isinstance(node, dict):
+        return list(node.values())
+    if is_dataclass(node) and not isinstance(node, type):
+        return [getattr(node, field.name) for field in fields(node)]
+    return []
 
 
 def chain(node: pst.GetAttr | pst.HasAttr) -> tuple[object, tuple[str, ...]]:

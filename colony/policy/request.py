@@ -6,6 +6,7 @@ here too, so a policy never reads a value its validation did not type.
 
 from __future__ import annotations
 
+import json
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -14,7 +15,20 @@ from typing import Any
 from colony.errors import FieldError, ToolInputError
 from colony.policy.schema import CedarType, ToolFacts, action_id, size_type
 
-__all__ = ["CONTEXT_ATTRIBUTES", "CedarCall", "Who", "call_context", "cedar_value", "sizes", "time_context"]
+__all__ = [
+    "CONTEXT_ATTRIBUTES",
+    "CedarCall",
+    "Who",
+    "call_context",
+    "cedar_value",
+    "compact_json",
+    "sizes",
+    "time_context",
+    "tool_entity",
+]
+
+compact_json = json.JSONEncoder(separators=(",", ":")).encode
+"""JSON without spaces, as Cedar is shown it and calls are keyed (one encoder: ``json.dumps`` builds one per call)."""
 
 _LONG_MAX = 2**63 - 1
 _DECIMAL_MAX = 922337203685477
@@ -73,8 +87,13 @@ class CedarCall:
                 "parents": [{"type": "Group", "id": group} for group in groups],
             },
             *({"uid": {"type": "Group", "id": group}, "attrs": {}, "parents": []} for group in groups),
-            {"uid": {"type": "Tool", "id": self.tool}, "attrs": dict(self.resource), "parents": []},
+            tool_entity(self.tool, self.resource),
         ]
+
+
+def tool_entity(tool: str, attributes: Mapping[str, Any]) -> dict[str, Any]:
+    """The ``Tool`` entity of ``tool`` with these attributes (tools have no parents)."""
+    return {"uid": {"type": "Tool", "id": tool}, "attrs": dict(attributes), "parents": []}
 
 
 def time_context(now: float | None = None) -> dict[str, int]:

@@ -9,18 +9,17 @@ can deny is answered without Cedar at all.
 
 from __future__ import annotations
 
-import json
 import threading
 from collections.abc import Hashable, Iterable, Mapping
-from dataclasses import fields, is_dataclass
 from typing import Any
 
 import cedarpy
 from cedarpy import pst
 
-from colony.policy.reads import chain
-from colony.policy.request import Who
-from colony.policy.source import PolicySource
+from colony.policy.decision import errored_policies
+from colony.policy.reads import chain, children
+from colony.policy.request import Who, compact_json, tool_entity
+from colony.policy.source import PolicySource, policy_set
 
 __all__ = ["ToolSlicer", "admits_principal", "admits_resource", "tool_state"]
 
@@ -81,11 +80,7 @@ class ToolSlicer:
     def __init__(self, sources: Iterable[PolicySource]) -> None:
         probes = {source.id: _probe(source.policy) for source in sources}
         self._probes = {policy_id: probe for policy_id, probe in probes.items() if probe is not None}
-        self._set = (
-            cedarpy.PolicySet.from_pst(pst.PolicySet(templates={}, static_policies=self._probes, template_links=()))
-            if self._probes
-            else None
-        )
+        self._set = policy_set(self._probes) if self._probes else None
         self._excluded: dict[tuple[str, Hashable], frozenset[str]] = {}
         self._lock = threading.Lock()
 
@@ -96,7 +91,6 @@ class ToolSlicer:
         key = (tool, state)
         found = self._excluded.get(key)
         if found is None:
-            entity = json.dumps([{"uid": {"type": "Tool", "id": tool}, "attrs": dict(attributes), "parents": []}])
             result = cedarpy.is_authorized(
                 {
                     "principal": {"type": "Agent", "id": ""},
@@ -105,15 +99,10 @@ class ToolSlicer:
                     "context": "{}",
                 },
                 self._set,
-                entity,
+                compact_json([tool_entity(tool, attributes)]),
             )
-            errors = " ".join(str(error) for error in result.diagnostics.errors)
-            satisfied = set(result.diagnostics.reasons)
-            found = frozenset(
-                policy_id
-                for policy_id in self._probes
-                if policy_id not in satisfied and f"`{policy_id}`" not in errors  # an error: keep it (fail closed)
-            )
+            kept = set(result.diagnostics.reasons) | errored_policies(result.diagnostics.errors)  # errors: fail closed
+            found = frozenset(policy_id for policy_id in self._probes if policy_id not in kept)
             with self._lock:
                 if len(self._excluded) >= _TOOLS_SIZE:
                     self._excluded.clear()
@@ -178,10 +167,6 @@ def _reads_only_the_tool(expr: Any) -> bool:
             return False
         elif isinstance(node, pst.BinaryOp) and node.op in ("in", "get_tag", "has_tag"):
             return False  # membership and tags read the entity graph: left to Cedar with all of it
-        elif isinstance(node, tuple | list):
-            stack.extend(node)
-        elif isinstance(node, dict):
-            stack.extend(node.values())
-        elif is_dataclass(node) and not isinstance(node, type):
-            stack.extend(getattr(node, field.name) for field in fields(node))
+        else:
+            stack.extend(children(node))
     return reads_resource

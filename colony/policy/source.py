@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -16,10 +17,15 @@ from cedarpy import pst
 
 from colony.errors import PolicyError
 
-__all__ = ["PolicySource", "Stamp", "read_policies", "stamp"]
+__all__ = ["PolicySource", "Stamp", "policy_set", "read_policies", "stamp"]
 
 Stamp = tuple[tuple[str, int, int], ...]
 """What a directory's policy files look like on disk: name, size and mtime of each."""
+
+
+def policy_set(policies: Mapping[str, pst.Template]) -> cedarpy.PolicySet:
+    """Parsed policies, by id, as one Cedar policy set."""
+    return cedarpy.PolicySet.from_pst(pst.PolicySet(templates={}, static_policies=policies, template_links=()))
 
 
 @dataclass(frozen=True)

@@ -22,7 +22,7 @@ from cedarpy import pst
 from colony.errors import PolicyError
 from colony.policy.engine import PolicyIndex
 from colony.policy.schema import ToolFacts, catalog_schema
-from colony.policy.source import PolicySource, Stamp, read_policies, stamp
+from colony.policy.source import PolicySource, Stamp, policy_set, read_policies, stamp
 
 __all__ = ["BASELINE", "PolicyStore", "compile_policies"]
 
@@ -86,7 +86,7 @@ def validate(sources: list[PolicySource], tools: Iterable[ToolFacts]) -> None:
         source.id: dataclasses.replace(source.policy, annotations={**source.policy.annotations, "id": source.id})
         for source in sources
     }
-    text = str(cedarpy.PolicySet.from_pst(pst.PolicySet(templates={}, static_policies=annotated, template_links=())))
+    text = str(policy_set(annotated))
     result = cedarpy.validate_policies(text, schema)
     if result.validation_passed:
         return

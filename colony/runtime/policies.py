@@ -11,7 +11,6 @@ A governed call's proposal carries the decision and the policy ids into the audi
 from __future__ import annotations
 
 import dataclasses
-import json
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -30,6 +29,7 @@ from colony.policy import (
     ToolFacts,
     Who,
     call_context,
+    compact_json,
 )
 from colony.runtime.call import CallRequest
 from colony.runtime.catalog import Catalog, CatalogTool
@@ -39,7 +39,6 @@ from colony.runtime.principal import Acting, Principal
 
 __all__ = ["PolicyStep", "tool_facts"]
 
-_encode = json.JSONEncoder(separators=(",", ":")).encode  # one encoder: json.dumps builds one per call
 _KERNEL_READS = frozenset({"role", "trust"})
 
 
@@ -142,7 +141,7 @@ class PolicyStep:
         who = Who(acting.agent_id, principal.operator, principal.groups, principal.capabilities, role, trust)
         # The context is a function of these: a repeated call is answered before it is built again.
         try:
-            raw = _encode([arguments, request.target, request.budget_estimate])
+            raw = compact_json([arguments, request.target, request.budget_estimate])
         except (TypeError, ValueError):  # not JSON (an in-process caller's objects): no shortcut
             raw = None
         minute = int(time.time() if now is None else now) // 60

@@ -29,7 +29,7 @@ SCHEMA = {
         },
     },
 }
-EMPTY = {"path": None, "size": 0, "tags": [], "limits": None}
+EMPTY: dict[str, Any] = {"path": None, "size": 0, "tags": [], "limits": None}
 TOOLS = [
     ToolFacts(
         name=f"tool{number}",
@@ -122,10 +122,19 @@ def test_the_index_decides_every_call_as_cedar_over_every_policy_does(index: Pol
     assert seen == {Effect.PERMIT, Effect.FORBID, Effect.HOLD}  # the cases reach every outcome
 
 
-def test_a_caller_no_scoped_policy_admits_is_decided_without_cedar(index: PolicyIndex) -> None:
-    tool = TOOLS[0]
+def empty_call(who: Who, tool: ToolFacts, resource: dict[str, Any] | None = None) -> CedarCall:
+    """A call of ``tool`` with empty arguments at the epoch, its attributes as given (default: the tool's)."""
     context = call_context(tool, "run", EMPTY, target=None, acted_by=None, estimate={}, above_default=False, now=0)
-    stranger = CedarCall.build(Who(agent_id="dave"), tool.name, "run", tool.resource("run"), context)
+    return CedarCall.build(who, tool.name, "run", resource or tool.resource("run"), context)
+
+
+def indexed(directory: Path, text: str) -> PolicyIndex:
+    (directory / "tags.cedar").write_text(text)
+    return compile_policies(directory, TOOLS)
+
+
+def test_a_caller_is_evaluated_against_only_the_policies_its_scope_admits(index: PolicyIndex) -> None:
+    stranger = empty_call(Who(agent_id="dave"), TOOLS[0])
     # dave is in no group: only the unconditional permit and the rules on every principal can apply
     assert index.decide(stranger).effect is Effect.PERMIT
     narrowed = index.evaluated(stranger)
@@ -172,15 +181,11 @@ def test_membership_reads_no_principal_attribute_and_does_not_hide_those_read() 
 def test_the_bench_shape_narrows_to_the_callers_policies(tmp_path: Path) -> None:
     lines = ["permit(principal, action, resource);"]
     lines += [f'forbid(principal == Agent::"agent-{n}", action == Action::"tool0.run", resource);' for n in range(50)]
-    (tmp_path / "many.cedar").write_text("\n".join(lines) + "\n")
-    index = compile_policies(tmp_path, TOOLS)
-    tool = TOOLS[0]
-    context = call_context(tool, "run", EMPTY, target=None, acted_by=None, estimate={}, above_default=False, now=0)
-    seven = CedarCall.build(Who(agent_id="agent-7"), tool.name, "run", tool.resource("run"), context)
+    index = indexed(tmp_path, "\n".join(lines) + "\n")
+    seven = empty_call(Who(agent_id="agent-7"), TOOLS[0])
     assert index.decide(seven).effect is Effect.FORBID
     assert len(index.evaluated(seven)) == 2
-    other = CedarCall.build(Who(agent_id="agent-77"), tool.name, "run", tool.resource("run"), context)
-    assert index.decide(other).effect is Effect.PERMIT
+    assert index.decide(empty_call(Who(agent_id="agent-77"), TOOLS[0])).effect is Effect.PERMIT
 
 
 TAG_RULE = """
@@ -191,41 +196,29 @@ forbid(principal, action, resource) when { resource.policy_tags.contains("pii") 
 
 
 def test_a_tag_rule_costs_a_tool_without_the_tag_nothing(tmp_path: Path) -> None:
-    (tmp_path / "tags.cedar").write_text(TAG_RULE)
-    index = compile_policies(tmp_path, TOOLS)
-    tool = TOOLS[1]
-    context = call_context(tool, "run", EMPTY, target=None, acted_by=None, estimate={}, above_default=False, now=0)
-    call = CedarCall.build(Who(agent_id="analyst"), tool.name, "run", tool.resource("run"), context)
+    index = indexed(tmp_path, TAG_RULE)
+    call = empty_call(Who(agent_id="analyst"), TOOLS[1])
     assert index.fixed("tool1.run") is None  # the rule names no action or tool: it is read for every call
     assert [source.id for source in index.evaluated(call)] == ["tags.cedar:2"]  # this tool fails its tag test
     assert index.decide(call).effect is Effect.PERMIT
 
 
 def test_a_tool_tagged_since_the_index_was_built_is_judged_by_its_tags_now(tmp_path: Path) -> None:
-    (tmp_path / "tags.cedar").write_text(TAG_RULE)
-    index = compile_policies(tmp_path, TOOLS)
-    tool = TOOLS[1]
-    context = call_context(tool, "run", EMPTY, target=None, acted_by=None, estimate={}, above_default=False, now=0)
-    before = CedarCall.build(Who(agent_id="analyst"), tool.name, "run", tool.resource("run"), context)
-    assert index.decide(before).effect is Effect.PERMIT
+    index = indexed(tmp_path, TAG_RULE)
+    tool, analyst = TOOLS[1], Who(agent_id="analyst")
+    assert index.decide(empty_call(analyst, tool)).effect is Effect.PERMIT
     tagged = {**tool.resource("run"), "policy_tags": ["pii", "tag1"]}  # re-pinned with a new tag
-    after = CedarCall.build(Who(agent_id="analyst"), tool.name, "run", tagged, context)
-    decision = index.decide(after)
+    decision = index.decide(empty_call(analyst, tool, tagged))
     assert decision.effect is Effect.FORBID and decision.reasons == ("pii stays with the privacy group",)
-    member = CedarCall.build(Who(agent_id="analyst", groups=frozenset({"privacy"})), tool.name, "run", tagged, context)
-    assert index.decide(member).effect is Effect.PERMIT
+    member = Who(agent_id="analyst", groups=frozenset({"privacy"}))
+    assert index.decide(empty_call(member, tool, tagged)).effect is Effect.PERMIT
 
 
 def test_a_retagged_tool_is_shown_to_cedar_with_its_new_tags_even_after_a_cached_call(tmp_path: Path) -> None:
     # a second rule reads the input, so the untagged call is evaluated by Cedar and its entities are kept
-    (tmp_path / "tags.cedar").write_text(
-        TAG_RULE + "forbid(principal, action, resource) when { context.input.size > 1000 };\n"
-    )
-    index = compile_policies(tmp_path, TOOLS)
-    tool = TOOLS[1]
-    context = call_context(tool, "run", EMPTY, target=None, acted_by=None, estimate={}, above_default=False, now=0)
-    analyst = Who(agent_id="analyst")
-    untagged = CedarCall.build(analyst, tool.name, "run", tool.resource("run"), context)
+    index = indexed(tmp_path, TAG_RULE + "forbid(principal, action, resource) when { context.input.size > 1000 };\n")
+    tool, analyst = TOOLS[1], Who(agent_id="analyst")
+    untagged = empty_call(analyst, tool)
     assert len(index.evaluated(untagged)) == 2 and index.decide(untagged).effect is Effect.PERMIT
     tagged = {**tool.resource("run"), "policy_tags": ["pii", "tag1"]}
-    assert index.decide(CedarCall.build(analyst, tool.name, "run", tagged, context)).effect is Effect.FORBID
+    assert index.decide(empty_call(analyst, tool, tagged)).effect is Effect.FORBID
