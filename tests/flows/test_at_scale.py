@@ -57,6 +57,7 @@ class Worker:
     """``prefect worker start --pool colony --limit 4`` with its own PREFECT_HOME and COLONY_HOME (a machine)."""
 
     def __init__(self, name: str, env: dict[str, str], root: Path) -> None:
+        self.name = name
         home = root / name
         home.mkdir()
         self.log_path = home / "worker.log"
@@ -92,6 +93,10 @@ class Worker:
                 continue
         self.process.wait()
 
+    def tail(self, lines: int = 40) -> str:
+        """The end of the worker's log, for a failure's report."""
+        return "\n".join(self.log_path.read_text(errors="replace").splitlines()[-lines:])
+
     def stop(self) -> None:
         if self.process.poll() is None:
             children = descendants(self.process.pid)
@@ -107,6 +112,18 @@ class Worker:
                 except ProcessLookupError:
                     continue
         self.log.close()
+
+
+def report_workers_on_failure(workers: list[Worker]) -> Callable[..., bool]:
+    """An exit callback printing each worker's log tail when the test fails (pytest shows it with the failure)."""
+
+    def report(failure: type[BaseException] | None, *_: object) -> bool:
+        if failure is not None:
+            for worker in workers:
+                print(f"--- {worker.name} ---\n{worker.tail()}")
+        return False  # the failure propagates
+
+    return report
 
 
 def descendants(root: int) -> list[int]:
@@ -145,14 +162,17 @@ def state_of(client: SyncPrefectClient, run: UUID) -> State[Any]:
 
 
 def finals(client: SyncPrefectClient, runs: list[UUID], seconds: float = 600) -> dict[UUID, State[Any]]:
-    """The final state of every run, once all have one."""
-
-    def done() -> dict[UUID, State[Any]] | None:
+    """The final state of every run, once all have one; fails naming each run still open and its states."""
+    deadline = time.monotonic() + seconds
+    while True:
         states = {run: state_of(client, run) for run in runs}
-        return states if all(state.is_final() for state in states.values()) else None
-
-    answer: dict[UUID, State[Any]] = poll("every run reaches a final state", done, seconds)
-    return answer
+        open_runs = [run for run, state in states.items() if not state.is_final()]
+        if not open_runs:
+            return states
+        if time.monotonic() >= deadline:
+            histories = {run: [state.name for state in client.read_flow_run_states(run)] for run in open_runs}
+            raise AssertionError(f"runs without a final state after {seconds} s: {histories}")
+        time.sleep(1.0)
 
 
 def suspended(client: SyncPrefectClient, run: UUID) -> None:
@@ -209,6 +229,7 @@ def test_a_lost_worker_costs_no_record_no_double_tick_and_no_leaked_budget(
         workers = [Worker(name, env, tmp_path) for name in ("worker-a", "worker-b")]
         for worker in workers:
             stack.callback(worker.stop)
+        stack.push(report_workers_on_failure(workers))
 
         # A mixed batch on both workers.
         conversions = {

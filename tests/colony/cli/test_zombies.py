@@ -82,14 +82,21 @@ def poll_flow_run(name: str, seconds: float, done: str) -> FlowRun:
 
 
 def wait_for_heartbeats(flow_run: FlowRun, count: int = 1, seconds: float = 180) -> None:
-    """Wait for the run's heartbeat events (a loaded machine's event pipeline can take over a minute)."""
-    heartbeats = EventFilter(
-        event=EventNameFilter(name=[HEARTBEAT_EVENT]),
-        resource=EventResourceFilter(id=[f"prefect.flow-run.{flow_run.id}"]),
-    )
+    """Wait for the run's heartbeat events (a loaded machine's event pipeline can take over a minute).
+
+    The filter is built for each read: its ``occurred.until`` defaults to the time it is built,
+    and a filter built once would never see a beat sent after it.
+    """
+
+    def heartbeats() -> EventFilter:
+        return EventFilter(
+            event=EventNameFilter(name=[HEARTBEAT_EVENT]),
+            resource=EventResourceFilter(id=[f"prefect.flow-run.{flow_run.id}"]),
+        )
+
     deadline = time.monotonic() + seconds
     with get_client(sync_client=True) as client:
-        while len(client.read_events(filter=heartbeats, limit=count).events) < count:
+        while len(client.read_events(filter=heartbeats(), limit=count).events) < count:
             assert time.monotonic() < deadline, f"the run sent fewer than {count} heartbeats in {seconds} s"
             time.sleep(0.5)
 
