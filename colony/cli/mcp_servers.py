@@ -17,10 +17,17 @@ from colony.errors import McpServersFileError
 from colony.kernel import KernelSettings
 from colony.secrets import env_var_for, missing_secrets
 from colony.spec import SecretRequirement
-from colony.upstream import McpServers, PinStore, Review, StdioServer, pins_path, save_servers, servers_path
+from colony.upstream import (
+    McpServers,
+    PinStore,
+    Review,
+    StdioServer,
+    catalog_name,
+    pins_path,
+    save_servers,
+    servers_path,
+)
 from colony.upstream.config import ServerConfig, load_servers, parse_servers, secret_kinds
-from colony.upstream.connections import UpstreamServer
-from colony.upstream.tools import catalog_name
 
 mcp_servers_app = ColonyTyper(
     no_args_is_help=True, help="Third-party MCP servers whose tools Colony governs (the mcpServers file)."
@@ -57,6 +64,8 @@ def _pairs(values: list[str], what: str) -> dict[str, str]:
 
 
 async def _listed(name: str, config: ServerConfig) -> list[dict[str, Any]]:
+    from colony.upstream.connections import UpstreamServer  # the MCP SDK, only for a command that connects
+
     server = UpstreamServer(name, config, on_listed=lambda server, _tools: Review(server=server))
     try:
         return await server.list_tools()

@@ -34,6 +34,7 @@ __all__ = [
     "McpServers",
     "ServerConfig",
     "StdioServer",
+    "catalog_name",
     "load_servers",
     "parse_servers",
     "resolve_values",
@@ -153,6 +154,12 @@ class McpServers(BaseModel):
                 for name, server in sorted(self.servers.items())
             }
         }
+
+
+def catalog_name(server: str, tool: str) -> str:
+    """``<server>__<tool>`` with the tool's name in lower snake case."""
+    words = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", tool)
+    return f"{server}__{re.sub(r'[^a-z0-9]+', '_', words.lower()).strip('_') or 'tool'}"
 
 
 def servers_path(home: Path) -> Path:

@@ -14,13 +14,15 @@ from __future__ import annotations
 import threading
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from colony.errors import McpServersFileError
-from colony.upstream.config import McpServers, load_servers, servers_path
+from colony.upstream.config import McpServers, catalog_name, load_servers, servers_path
 from colony.upstream.pins import Pins, PinStore, Review, pins_path
 from colony.upstream.settings import UpstreamSettings
-from colony.upstream.tools import UpstreamTool, catalog_name, upstream_tool_class
+
+if TYPE_CHECKING:
+    from colony.upstream.tools import UpstreamTool
 
 __all__ = ["Mounted", "UpstreamSource"]
 
@@ -103,6 +105,8 @@ class UpstreamSource:
                         f"change and re-pin it: colony mcp-servers pin {server}"
                     )
                 else:
+                    from colony.upstream.tools import upstream_tool_class  # the MCP SDK, once a tool is pinned
+
                     try:
                         tools[name] = upstream_tool_class(server, config, pin, observe=self.observe)
                     except (ValueError, TypeError) as error:

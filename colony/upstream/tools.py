@@ -15,7 +15,6 @@ import asyncio
 import dataclasses
 import inspect
 import json
-import re
 import weakref
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
@@ -33,22 +32,16 @@ from colony.errors import FieldError, ToolInputError, ToolUnavailableError, Upst
 from colony.schemas import compiled_validator, validator_class
 from colony.spec import Backend, Determinism, ExecutionLocality, ToolSpec
 from colony.telemetry import note_execution
-from colony.upstream.config import HttpServer, ServerConfig
+from colony.upstream.config import HttpServer, ServerConfig, catalog_name
 from colony.upstream.connections import UpstreamServer
 from colony.upstream.pins import PinnedTool, Review
 
-__all__ = ["SchemaAction", "UpstreamTool", "catalog_name", "upstream_tool_class"]
+__all__ = ["SchemaAction", "UpstreamTool", "sessions", "upstream_tool_class"]
 
 _MAX_DESCRIPTION = 4000
 _EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
 _NO_PARAMETERS = inspect.Signature([inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
 _RESERVED_ACTIONS = frozenset(ToolCapability.actions())
-
-
-def catalog_name(server: str, tool: str) -> str:
-    """``<server>__<tool>`` with the tool's name in lower snake case."""
-    words = re.sub(r"([a-z0-9])([A-Z])", r"\1_\2", tool)
-    return f"{server}__{re.sub(r'[^a-z0-9]+', '_', words.lower()).strip('_') or 'tool'}"
 
 
 @dataclass(frozen=True, eq=False)

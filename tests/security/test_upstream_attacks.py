@@ -29,8 +29,9 @@ from colony.errors import (
 from colony.kernel import ColonyKernel
 from colony.runtime import CallRequest, CallStatus, KernelProvider, Principal, Runtime
 from colony.settings import ColonySettings
-from colony.upstream import McpServers, UpstreamSettings, load_servers, sessions
+from colony.upstream import McpServers, UpstreamSettings, load_servers
 from colony.upstream.config import HttpServer, StdioServer
+from colony.upstream.tools import sessions
 from tests.services.upstream import Upstream, hostile_stdio
 
 AGENT = Principal.of("engineer-1", ["*"])

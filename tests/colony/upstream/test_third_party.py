@@ -11,7 +11,7 @@ import pytest
 from colony.errors import CapabilityDeniedError, ToolInputError, UpstreamToolError
 from colony.kernel import ColonyKernel
 from colony.runtime import CallRequest, CallStatus, KernelProvider, Principal, Runtime
-from colony.upstream import sessions
+from colony.upstream.tools import sessions
 from tests.services.upstream import Upstream
 
 AGENT = Principal.of("engineer-1", ["*"])
