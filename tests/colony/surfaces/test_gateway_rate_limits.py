@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import threading
+import time
 
 import httpx
 import pytest
@@ -119,11 +120,12 @@ def test_the_concurrency_cap_spans_both_surfaces(gateway: str) -> None:
     """While one /mcp call of async_sleeper runs, the same caller's next one is refused on either surface."""
     holder: list[httpx.Response] = []
     running = threading.Thread(
-        target=lambda: holder.append(mcp_call(gateway, "gamma-token", "async_sleeper", {"seconds": 3}))
+        target=lambda: holder.append(mcp_call(gateway, "gamma-token", "async_sleeper", {"seconds": 10}))
     )
     running.start()
     refused: httpx.Response | None = None
-    for _ in range(100):  # until the long call holds its slot; it holds it for 3 s
+    deadline = time.monotonic() + 60  # a loaded machine may take seconds to open the MCP session
+    while running.is_alive() and time.monotonic() < deadline:  # until the long call holds its slot (10 s)
         attempt = tool_call(gateway, "gamma-token", "async_sleeper", {"seconds": 0})
         if attempt.status_code == 429:
             refused = attempt
