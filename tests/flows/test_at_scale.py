@@ -144,14 +144,16 @@ def descendants(root: int) -> list[int]:
     return found
 
 
-def poll(what: str, check: Callable[[], Any], seconds: float, every: float = 1.0) -> Any:
-    """``check()``'s first truthy answer, polled within ``seconds``; fails naming ``what`` otherwise."""
+def poll(
+    what: str, check: Callable[[], Any], seconds: float, every: float = 1.0, explain: Callable[[], object] = str
+) -> Any:
+    """``check()``'s first truthy answer, polled within ``seconds``; fails naming ``what`` and ``explain()``."""
     deadline = time.monotonic() + seconds
     while True:
         answer = check()
         if answer:
             return answer
-        assert time.monotonic() < deadline, f"{what}: not within {seconds} s"
+        assert time.monotonic() < deadline, f"{what}: not within {seconds} s {explain()}"
         time.sleep(every)
 
 
@@ -163,16 +165,17 @@ def state_of(client: SyncPrefectClient, run: UUID) -> State[Any]:
 
 def finals(client: SyncPrefectClient, runs: list[UUID], seconds: float = 600) -> dict[UUID, State[Any]]:
     """The final state of every run, once all have one; fails naming each run still open and its states."""
-    deadline = time.monotonic() + seconds
-    while True:
+
+    def done() -> dict[UUID, State[Any]] | None:
         states = {run: state_of(client, run) for run in runs}
-        open_runs = [run for run, state in states.items() if not state.is_final()]
-        if not open_runs:
-            return states
-        if time.monotonic() >= deadline:
-            histories = {run: [state.name for state in client.read_flow_run_states(run)] for run in open_runs}
-            raise AssertionError(f"runs without a final state after {seconds} s: {histories}")
-        time.sleep(1.0)
+        return states if all(state.is_final() for state in states.values()) else None
+
+    def still_open() -> dict[UUID, list[str | None]]:
+        open_runs = [run for run in runs if not state_of(client, run).is_final()]
+        return {run: [state.name for state in client.read_flow_run_states(run)] for run in open_runs}
+
+    answer: dict[UUID, State[Any]] = poll("every run reaches a final state", done, seconds, explain=still_open)
+    return answer
 
 
 def suspended(client: SyncPrefectClient, run: UUID) -> None:
