@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import socket
+import time
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +24,9 @@ ROLE = "org.colony.sandbox.role"
 OWNER_HOST = "org.colony.sandbox.owner-host"
 OWNER_PID = "org.colony.sandbox.owner-pid"
 OWNER_STARTED = "org.colony.sandbox.owner-started"
+
+REMOVAL_PATIENCE = 10.0  # seconds a reaper keeps retrying one orphan's removal
+RETRY_PAUSE = 0.05
 
 
 def _process_started(pid: int) -> str:
@@ -66,32 +70,33 @@ def owner_alive(labels: dict[str, str]) -> bool:
 def reap_orphans(client: Any) -> list[str]:
     """Remove this host's sandbox containers whose owner is dead; the ids this call removed.
 
-    Several processes may reap the same orphan at once. Every way another one can win
-    (the container is gone, its removal is already under way, it is exiting) leaves the
-    orphan taken care of, so none of them is an error here.
+    Several processes may reap the same orphan at once. When this returns, each orphan it
+    listed is gone, or another process is still in the middle of removing it.
     """
     host = socket.gethostname()
     listed = client.containers.list(all=True, filters={"label": [SANDBOX, f"{OWNER_HOST}={host}"]}, ignore_removed=True)
-    removed = []
-    for container in listed:
-        if owner_alive(container.labels):
-            continue
+    orphaned = [container.id for container in listed if not owner_alive(container.labels)]
+    return [container_id for container_id in orphaned if _remove_orphan(client, container_id)]
+
+
+def _remove_orphan(client: Any, container_id: str) -> bool:
+    """Remove one orphan: True if this call removed it, False if another process did.
+
+    Another process's removal (a 409 here) can still fail: under load a forced kill can time
+    out and leave the container exited or dead, with nobody removing it. So a failed removal
+    is retried until the container is gone, not taken as done elsewhere.
+    """
+    deadline = time.monotonic() + REMOVAL_PATIENCE
+    while True:
         try:
-            container.remove(force=True, v=True)
+            client.api.remove_container(container_id, force=True, v=True)
+        except docker_errors.NotFound:
+            return False
         except docker_errors.APIError as error:
-            if not _reaped_elsewhere(client, container.id, error):
+            if time.monotonic() >= deadline:
+                if error.status_code == 409:
+                    return False  # still being removed elsewhere, and that removal has not failed
                 raise
-            continue
-        removed.append(container.id)
-    return removed
-
-
-def _reaped_elsewhere(client: Any, container_id: str, error: docker_errors.APIError) -> bool:
-    """Whether a failed removal failed only because another process is removing (or removed) the container."""
-    if isinstance(error, docker_errors.NotFound) or error.status_code == 409:
-        return True
-    try:
-        state = client.api.inspect_container(container_id)["State"]
-    except docker_errors.NotFound:
-        return True
-    return bool(state.get("Dead")) or state.get("Status") in ("removing", "dead", "exited")
+            time.sleep(RETRY_PAUSE)
+        else:
+            return True

@@ -76,3 +76,29 @@ def test_a_reaper_that_finds_the_orphan_already_being_removed_succeeds(docker_cl
         rival.close()
     with pytest.raises(docker.errors.NotFound):
         docker_client.containers.get(container_id)
+
+
+def test_a_reaper_whose_rival_fails_to_remove_the_orphan_removes_it_itself(
+    docker_client: Any, busybox_image: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A 409 says a rival's removal is under way, not that it will succeed: the reaper retries until the orphan is gone.
+
+    The rival is simulated: the engine's first answer is a 409, and no one else removes the container.
+    """
+    (container_id,) = orphans(docker_client, busybox_image, 1)
+    remove_container = docker_client.api.remove_container
+    answers: list[str] = []
+
+    def rival_in_the_way(container: str, **kwargs: Any) -> Any:
+        if not answers:
+            answers.append("409")
+            response = type("Response", (), {"status_code": 409, "reason": "Conflict"})()
+            raise docker.errors.APIError("removal of container is already in progress", response=response)
+        answers.append("removed")
+        return remove_container(container, **kwargs)
+
+    monkeypatch.setattr(docker_client.api, "remove_container", rival_in_the_way)
+    assert reap_orphans(docker_client) == [container_id]
+    assert answers == ["409", "removed"]
+    with pytest.raises(docker.errors.NotFound):
+        docker_client.containers.get(container_id)
