@@ -50,8 +50,8 @@ def test_concurrent_reapers_of_the_same_orphans_all_succeed(docker_client: Any, 
     finally:
         for client in clients:
             client.close()
-    removed = [container_id for result in results for container_id in result]
-    assert set(removed) <= set(ids)
+    # Other tests' orphans (tests run in parallel) may be reaped here too; only these are counted.
+    removed = [container_id for result in results for container_id in result if container_id in ids]
     assert len(removed) == len(set(removed)), "each orphan is reported removed by one reaper only"
     for container_id in ids:
         with pytest.raises(docker.errors.NotFound):
@@ -90,6 +90,8 @@ def test_a_reaper_whose_rival_fails_to_remove_the_orphan_removes_it_itself(
     answers: list[str] = []
 
     def rival_in_the_way(container: str, **kwargs: Any) -> Any:
+        if container != container_id:  # another test's orphan, reaped as usual
+            return remove_container(container, **kwargs)
         if not answers:
             answers.append("409")
             response = type("Response", (), {"status_code": 409, "reason": "Conflict"})()
@@ -98,7 +100,7 @@ def test_a_reaper_whose_rival_fails_to_remove_the_orphan_removes_it_itself(
         return remove_container(container, **kwargs)
 
     monkeypatch.setattr(docker_client.api, "remove_container", rival_in_the_way)
-    assert reap_orphans(docker_client) == [container_id]
+    assert container_id in reap_orphans(docker_client)
     assert answers == ["409", "removed"]
     with pytest.raises(docker.errors.NotFound):
         docker_client.containers.get(container_id)
