@@ -4,7 +4,11 @@ A run started in-process pauses and keeps polling (``pause_flow_run``); a run st
 a deployment suspends (``suspend_flow_run``), so no worker is held while a person decides:
 the run exits and starts again from the top once resumed, with its cached steps reused, and
 reads the decision it was resumed with under the same pause key (suspending again would only
-be refused by the server, after logging "Suspending flow run" a second time).
+be refused by the server, after logging "Suspending flow run" a second time). Whether it was
+resumed is read from that input, not from the run's pause keys: the server clears those when
+a crashed run is scheduled again, and a run that crashed after its resume would otherwise ask
+for the decision a person already gave (and the server would delete that decision as it
+suspended again).
 The Prefect UI shows the form for ``ApprovalInput`` on the paused run's page, under a
 description that points to the reviewer's artifact (``flows.holds``).
 
@@ -15,6 +19,7 @@ own ``Expired`` state; a pause that lapsed on the server could only fail the run
 
 from __future__ import annotations
 
+import httpx
 from prefect.client.orchestration import get_client
 from prefect.context import FlowRunContext
 from prefect.exceptions import FlowPauseTimeout
@@ -23,6 +28,8 @@ from prefect.input import RunInput
 from prefect.input.run_input import keyset_from_paused_state
 from prefect.states import Suspended
 from pydantic import Field
+
+from flows._heartbeat import stop_beating
 
 __all__ = ["APPROVAL_KEY", "RESUME_GRACE_SECONDS", "ApprovalInput", "already_waited", "wait_for_approval"]
 
@@ -49,20 +56,24 @@ def started_from_deployment() -> bool:
 
 
 def already_waited() -> bool:
-    """Whether this run paused for an approval before (it is running again because it was resumed)."""
+    """Whether this run was resumed with a decision (it is running again because a person decided)."""
+    return resumed_with() is not None
+
+
+def resumed_with() -> ApprovalInput | None:
+    """The decision a resumed run was given (the Resume input saved under its pause key), or None."""
     context = FlowRunContext.get()
     if context is None or context.flow_run is None:
-        return False
-    return APPROVAL_KEY in (context.flow_run.empirical_policy.pause_keys or set())
-
-
-def resumed_with() -> ApprovalInput:
-    """The decision a resumed run was given: the Resume input saved under its pause key."""
-    context = FlowRunContext.get()
-    assert context is not None and context.flow_run is not None  # a resumed run is a flow run
+        return None
     keyset = keyset_from_paused_state(Suspended(pause_key=APPROVAL_KEY))
     with get_client(sync_client=True) as client:
-        return ApprovalInput.model_validate_json(client.read_flow_run_input(context.flow_run.id, keyset["response"]))
+        try:
+            given = client.read_flow_run_input(context.flow_run.id, keyset["response"])
+        except httpx.HTTPStatusError as error:
+            if error.response.status_code == 404:
+                return None
+            raise
+    return ApprovalInput.model_validate_json(given)
 
 
 def wait_for_approval(timeout_seconds: int, poll_seconds: int, description: str = "") -> ApprovalInput | None:
@@ -73,8 +84,10 @@ def wait_for_approval(timeout_seconds: int, poll_seconds: int, description: str 
     form = ApprovalInput.with_initial_data(description=description) if description else ApprovalInput
     try:
         if started_from_deployment():
-            if already_waited():
-                return resumed_with()
+            decided = resumed_with()
+            if decided is not None:
+                return decided
+            stop_beating()  # the Suspended event must follow the run's last beat (flows._heartbeat)
             timeout = timeout_seconds + RESUME_GRACE_SECONDS
             return suspend_flow_run(wait_for_input=form, timeout=timeout, key=APPROVAL_KEY)
         return pause_flow_run(

@@ -8,6 +8,11 @@ state after this beat" fires on a healthy, finished run (PrefectHQ/prefect#18653
 flow's body instead: it beats every ``HEARTBEAT_SECONDS`` (``COLONY_HEARTBEAT_SECONDS``)
 while the body runs, and stops and joins its thread before the body returns or raises, so
 the last beat is created before the engine proposes the final (or paused) state.
+
+A body that suspends its run proposes the Suspended state itself, so it first calls
+``stop_beating``: a beat sent after the Suspended event would open a zombie window that
+only the resumed run's first beat closes, and a run that takes longer than the window to
+start again after its resume would be marked Crashed while it starts.
 """
 
 from __future__ import annotations
@@ -19,17 +24,22 @@ import logging
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from contextvars import ContextVar
 from typing import Any, TypeVar, cast
 
 from prefect.context import FlowRunContext
 from prefect.events import emit_event
+from prefect.events.worker import EventsWorker
 from pydantic import Field
 from pydantic_settings import BaseSettings, SettingsConfigDict
 
-__all__ = ["HEARTBEAT_EVENT", "HEARTBEAT_SECONDS", "HeartbeatSettings", "beating"]
+__all__ = ["HEARTBEAT_EVENT", "HEARTBEAT_SECONDS", "HeartbeatSettings", "beating", "stop_beating"]
 
 HEARTBEAT_EVENT = "colony.flow-run.heartbeat"
 HEARTBEAT_SECONDS = 30  # a run is a zombie after three missed beats (colony.cli.zombies)
+SEND_WAIT_SECONDS = 10  # how long stopping waits for the beats already emitted to be sent
+
+_stop_current: ContextVar[Callable[[], None] | None] = ContextVar("colony_stop_beating", default=None)
 
 
 class HeartbeatSettings(BaseSettings):
@@ -84,13 +94,34 @@ def _beats(seconds: float) -> Iterator[None]:
             if stop.wait(seconds):
                 return
 
+    def halt() -> None:
+        stop.set()
+        if thread.is_alive() and thread is not threading.current_thread():
+            thread.join()
+
     thread = threading.Thread(target=contextvars.copy_context().run, args=(beat,), daemon=True, name="colony-beat")
     thread.start()
+    token = _stop_current.set(halt)
     try:
         yield
     finally:
-        stop.set()
-        thread.join()
+        _stop_current.reset(token)
+        halt()
+
+
+def stop_beating() -> None:
+    """Stop the current run's beat and wait (boundedly) until every beat emitted has been sent.
+
+    For a body about to suspend its run: the Suspended event then follows its last beat.
+    Outside a beating run it does nothing.
+    """
+    halt = _stop_current.get()
+    if halt is None:
+        return
+    halt()
+    sent = threading.Thread(target=EventsWorker.instance().wait_until_empty, daemon=True, name="colony-beat-send")
+    sent.start()
+    sent.join(SEND_WAIT_SECONDS)  # a beat the events API never takes is a missed beat, not a stuck run
 
 
 def beating(fn: F) -> F:

@@ -9,6 +9,7 @@ form sends), or from nobody (the tick's sweep, with the kernel's clock moved pas
 
 from __future__ import annotations
 
+import json
 import logging
 import subprocess
 import sys
@@ -24,7 +25,7 @@ from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 from prefect.deployments import run_deployment
 from prefect.events.worker import EventsWorker
 from prefect.input.run_input import keyset_from_paused_state
-from prefect.states import State
+from prefect.states import AwaitingRetry, Crashed, State
 
 from colony.kernel import Approval, ApprovalState, AttestationMode, ColonyKernel, ConsequenceKind, KernelSettings
 from flows._events import GATE_REFUSED
@@ -254,3 +255,31 @@ def test_a_run_whose_pause_lapsed_on_the_server_is_failed_with_the_recorded_refu
     assert entry.kind is ConsequenceKind.EXPIRY
     refused = events_about(GATE_REFUSED, "colony.target.tool:ledger_double", related="colony.agent.held-lapsed")
     assert refused and refused[0].payload["status"] == "expired"
+
+
+def test_a_run_scheduled_again_after_a_crash_keeps_the_decision_it_was_resumed_with(
+    worker: Worker, tmp_path: Path
+) -> None:
+    """The server clears a crashed run's pause keys when it is scheduled again: the run still reads the decision given.
+
+    Set up as a resume followed by a crash leaves it: the decision saved under the pause key,
+    the run Crashed (the zombie automation's action) and then AwaitingRetry (the recovery
+    automation's).
+    """
+    path = tmp_path / "crashed.txt"
+    run_id, approval, suspended = hold("held-crashed", path)
+    decision = {"approve": False, "reviewer": REVIEWER, "note": "not after a crash either"}
+    with get_client(sync_client=True) as client:
+        client.create_flow_run_input(run_id, keyset_from_paused_state(suspended)["response"], json.dumps(decision))
+        client.set_flow_run_state(run_id, Crashed(), force=True)  # from Submitting, on CI: here from Suspended
+        scheduled = client.set_flow_run_state(run_id, AwaitingRetry())  # unforced, as the automation sets it
+        assert scheduled.status.value == "ACCEPT", scheduled.details
+        assert not client.read_flow_run(run_id).empirical_policy.pause_keys  # what the run then sees
+    state = final(run_id)
+    assert state.name == "Rejected", state
+    assert not path.exists()
+    rejected = kernel().get_approval(approval.approval_id)
+    assert rejected.state is ApprovalState.REJECTED and rejected.note == "not after a crash either"
+    worker.wait_until_idle()
+    messages = [log.message for log in run_log(run_id, until=lambda logs: False, seconds=0)]
+    assert sum(message.startswith("Suspending flow run") for message in messages) == 1, messages

@@ -1,0 +1,60 @@
+"""A Colony run's heartbeat on a real Prefect server: it stops before the run suspends."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import pytest
+from prefect import flow
+from prefect.client.orchestration import get_client
+from prefect.events.filters import EventFilter, EventNameFilter, EventResourceFilter
+from prefect.events.worker import EventsWorker
+
+from flows._heartbeat import HEARTBEAT_EVENT, beating, stop_beating
+from tests.services.prefect import PrefectServer, prefect_api
+
+
+@pytest.fixture
+def api(prefect_server: PrefectServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[PrefectServer]:
+    monkeypatch.setenv("COLONY_HEARTBEAT_SECONDS", "1")
+    with prefect_api(prefect_server.api_url):
+        yield prefect_server
+        EventsWorker.drain_all(timeout=30, at_exit=False)  # this process's events go to this server only
+
+
+@flow(name="stops-beating")
+@beating
+def stops_beating() -> tuple[str, float]:
+    """Beats for a while, stops as a run about to suspend does, then goes on without beating."""
+    from prefect.runtime import flow_run
+
+    time.sleep(2.5)
+    stop_beating()
+    stopped = time.time()
+    time.sleep(3)  # three beats' time: none may follow
+    return str(flow_run.id), stopped
+
+
+def beats_of(run_id: str) -> list[float]:
+    """When each of the run's beats occurred, as the events API has them."""
+    heartbeats = EventFilter(
+        event=EventNameFilter(name=[HEARTBEAT_EVENT]), resource=EventResourceFilter(id=[f"prefect.flow-run.{run_id}"])
+    )
+    with get_client(sync_client=True) as client:
+        return [event.occurred.timestamp() for event in client.read_events(filter=heartbeats, limit=50).events]
+
+
+def test_no_beat_follows_stop_beating(api: PrefectServer) -> None:
+    run_id, stopped = stops_beating()
+    deadline = time.monotonic() + 120
+    while len(beats := beats_of(run_id)) < 2:  # a loaded machine's event pipeline can take a while
+        assert time.monotonic() < deadline, f"the run sent fewer than two beats: {beats}"
+        time.sleep(0.5)
+    time.sleep(2)  # any beat sent late would have arrived by now
+    beats = beats_of(run_id)
+    assert max(beats) <= stopped, f"a beat at {max(beats)} followed stop_beating at {stopped}"
+
+
+def test_stop_beating_outside_a_run_does_nothing() -> None:
+    stop_beating()
