@@ -3,16 +3,18 @@
 from __future__ import annotations
 
 import contextlib
+import socket
 import subprocess
 import sys
 import threading
+import uuid
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import docker
 import pytest
 
-from colony.sandbox.ownership import OWNER_PID, owner_labels, reap_orphans
+from colony.sandbox.ownership import OWNER_HOST, OWNER_PID, owner_labels, reap_orphans
 
 REAPERS = 6
 ORPHANS = 8
@@ -24,9 +26,11 @@ def dead_pid() -> int:
     return process.pid
 
 
-def orphans(docker_client: Any, image: str, count: int) -> list[str]:
-    """Containers labelled as owned by a process that has exited."""
+def orphans(docker_client: Any, image: str, count: int, host: str | None = None) -> list[str]:
+    """Containers labelled as owned by a process that has exited (on ``host``: this one unless named)."""
     labels = owner_labels("busybox") | {OWNER_PID: str(dead_pid())}
+    if host is not None:
+        labels[OWNER_HOST] = host
     ids = []
     for _ in range(count):
         container = docker_client.containers.create(image, ["sleep", "300"], labels=labels)
@@ -84,14 +88,16 @@ def test_a_reaper_whose_rival_fails_to_remove_the_orphan_removes_it_itself(
     """A 409 says a rival's removal is under way, not that it will succeed: the reaper retries until the orphan is gone.
 
     The rival is simulated: the engine's first answer is a 409, and no one else removes the container.
+    The orphan belongs to a host of its own, which only this reaper takes for its own: the sandbox
+    pools of tests running beside this one reap this host's orphans and would take it first.
     """
-    (container_id,) = orphans(docker_client, busybox_image, 1)
+    host = f"reaping-test-{uuid.uuid4()}"
+    (container_id,) = orphans(docker_client, busybox_image, 1, host)
+    monkeypatch.setattr(socket, "gethostname", lambda: host)
     remove_container = docker_client.api.remove_container
     answers: list[str] = []
 
     def rival_in_the_way(container: str, **kwargs: Any) -> Any:
-        if container != container_id:  # another test's orphan, reaped as usual
-            return remove_container(container, **kwargs)
         if not answers:
             answers.append("409")
             response = type("Response", (), {"status_code": 409, "reason": "Conflict"})()
@@ -100,7 +106,7 @@ def test_a_reaper_whose_rival_fails_to_remove_the_orphan_removes_it_itself(
         return remove_container(container, **kwargs)
 
     monkeypatch.setattr(docker_client.api, "remove_container", rival_in_the_way)
-    assert container_id in reap_orphans(docker_client)
+    assert reap_orphans(docker_client) == [container_id]
     assert answers == ["409", "removed"]
     with pytest.raises(docker.errors.NotFound):
         docker_client.containers.get(container_id)
