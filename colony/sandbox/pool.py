@@ -17,6 +17,7 @@ calls cannot take every container while another's short call times out.
 from __future__ import annotations
 
 import contextlib
+import logging
 import threading
 import time
 from collections import Counter, OrderedDict, deque
@@ -35,6 +36,8 @@ from colony.telemetry import metrics
 __all__ = ["Box", "ContainerPool", "remove_container"]
 
 _WAIT_SLICE_SECONDS = 0.05  # how often a call waiting for a busy plan checks its interrupt
+
+logger = logging.getLogger(__name__)
 
 
 @dataclass
@@ -222,7 +225,10 @@ class ContainerPool:
         """Start a container for a reserved slot; the slot is given back whatever happens."""
         started = None
         try:
-            reap_orphans(client)
+            try:
+                reap_orphans(client)
+            except docker_errors.APIError as error:  # an orphan that will not go is for `colony sandbox reap`
+                logger.warning("orphaned sandbox containers left in place: %s", error)
             # create + start, never run: run() would try to pull a missing image from a registry.
             container = client.containers.create(labels=owner_labels(plan.role), **plan.create_kwargs())
             try:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import logging
 import os
 import signal
 import subprocess
@@ -13,7 +14,9 @@ from typing import Any
 
 import docker
 import pytest
+import requests
 
+from colony.sandbox import pool
 from colony.sandbox.ownership import OWNER_PID, SANDBOX
 from tests.colony.sandbox.conftest import TightShell, container_of, run
 
@@ -101,6 +104,23 @@ def test_orphans_of_a_killed_owner_are_reaped(fresh_shell: TightShell, docker_cl
     assert _exists(docker_client, orphan)  # left behind, running
     run(fresh_shell, "true")  # the next sandbox start reaps it
     assert not _exists(docker_client, orphan)
+
+
+def test_an_orphan_that_will_not_go_does_not_stop_a_sandbox_start(
+    fresh_shell: TightShell, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """The engine refusing an orphan's removal (simulated here) is logged; the caller's container starts regardless."""
+
+    def refused(client: Any) -> list[str]:
+        response = requests.Response()
+        response.status_code, response.reason, response.url = 500, "Internal Server Error", "http+docker://localhost"
+        busy = "driver failed to remove root filesystem: device or resource busy"
+        raise docker.errors.APIError("removing an orphan", response, explanation=busy)
+
+    monkeypatch.setattr(pool, "reap_orphans", refused)
+    with caplog.at_level(logging.WARNING, logger=pool.__name__):
+        assert run(fresh_shell, "echo started")["stdout"] == "started\n"
+    assert "orphaned sandbox containers left in place" in caplog.text and "device or resource busy" in caplog.text
 
 
 def test_ctrl_c_removes_the_container(busybox_image: str, docker_client: Any) -> None:
