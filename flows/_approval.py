@@ -19,6 +19,8 @@ own ``Expired`` state; a pause that lapsed on the server could only fail the run
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import httpx
 from prefect.client.orchestration import get_client
 from prefect.context import FlowRunContext
@@ -26,12 +28,13 @@ from prefect.exceptions import FlowPauseTimeout
 from prefect.flow_runs import pause_flow_run, suspend_flow_run
 from prefect.input import RunInput
 from prefect.input.run_input import keyset_from_paused_state
+from prefect.logging import get_run_logger
 from prefect.states import Suspended
-from pydantic import Field
+from pydantic import Field, ValidationError
 
 from flows._heartbeat import stop_beating
 
-__all__ = ["APPROVAL_KEY", "RESUME_GRACE_SECONDS", "ApprovalInput", "already_waited", "wait_for_approval"]
+__all__ = ["APPROVAL_KEY", "RESUME_GRACE_SECONDS", "ApprovalInput", "wait_for_approval"]
 
 APPROVAL_KEY = "colony-approval"
 RESUME_GRACE_SECONDS = 600
@@ -55,13 +58,13 @@ def started_from_deployment() -> bool:
     return bool(context and context.flow_run and context.flow_run.deployment_id)
 
 
-def already_waited() -> bool:
-    """Whether this run was resumed with a decision (it is running again because a person decided)."""
-    return resumed_with() is not None
-
-
 def resumed_with() -> ApprovalInput | None:
-    """The decision a resumed run was given (the Resume input saved under its pause key), or None."""
+    """The decision a resumed run was given (the Resume input saved under its pause key), or None.
+
+    Prefect's resume checks the input against the form; one written straight to the inputs API
+    is not checked. A saved input that is no decision is none: the run asks again (and the
+    server deletes that input as the new pause fires), saying what was wrong in its log.
+    """
     context = FlowRunContext.get()
     if context is None or context.flow_run is None:
         return None
@@ -73,20 +76,30 @@ def resumed_with() -> ApprovalInput | None:
             if error.response.status_code == 404:
                 return None
             raise
-    return ApprovalInput.model_validate_json(given)
+    try:
+        return ApprovalInput.model_validate_json(given)
+    except ValidationError as error:
+        get_run_logger().warning("The decision saved for this run is not one, so it is asked for again: %s", error)
+        return None
 
 
-def wait_for_approval(timeout_seconds: int, poll_seconds: int, description: str = "") -> ApprovalInput | None:
+def wait_for_approval(
+    timeout_seconds: int, poll_seconds: int, describe: Callable[[], str] = str
+) -> ApprovalInput | None:
     """The person's decision, or None when nobody decided within ``timeout_seconds``.
 
-    ``description`` (markdown) is shown above the Resume form.
+    ``describe()`` (markdown, shown above the Resume form) is called only when the run is about
+    to wait, never by a run that reads the decision it was resumed with.
     """
+    deployed = started_from_deployment()
+    if deployed:
+        decided = resumed_with()
+        if decided is not None:
+            return decided
+    description = describe()
     form = ApprovalInput.with_initial_data(description=description) if description else ApprovalInput
     try:
-        if started_from_deployment():
-            decided = resumed_with()
-            if decided is not None:
-                return decided
+        if deployed:
             stop_beating()  # the Suspended event must follow the run's last beat (flows._heartbeat)
             timeout = timeout_seconds + RESUME_GRACE_SECONDS
             return suspend_flow_run(wait_for_input=form, timeout=timeout, key=APPROVAL_KEY)

@@ -96,8 +96,7 @@ def _beats(seconds: float) -> Iterator[None]:
 
     def halt() -> None:
         stop.set()
-        if thread.is_alive() and thread is not threading.current_thread():
-            thread.join()
+        thread.join()
 
     thread = threading.Thread(target=contextvars.copy_context().run, args=(beat,), daemon=True, name="colony-beat")
     thread.start()

@@ -30,7 +30,7 @@ from colony.kernel import ColonyKernel
 from colony.policy import PolicySettings
 from colony.runtime import Acting, Catalog, HeldCall, HoldDecision, KernelProvider, Principal, Runtime
 from colony.settings import ColonySettings, use_settings
-from flows._approval import ApprovalInput, already_waited, wait_for_approval
+from flows._approval import ApprovalInput, wait_for_approval
 from flows._events import emit_gate_refused, emit_role_changed
 from flows.holds import present_hold
 from tasks.actions import POOL
@@ -74,9 +74,8 @@ def hold(kernel: ColonyKernel, held: HeldCall, timeout_seconds: int, poll_second
     approval_id = held.verdict.approval_id
     assert approval_id is not None, "the gate holds a call only with an approval request"
     approval = kernel.get_approval(approval_id)
-    description = "" if already_waited() else present_hold(kernel, approval, held)
     wait = max(1, min(timeout_seconds, math.ceil(approval.expires_at - kernel.clock())))
-    return wait_for_approval(wait, poll_seconds, description)
+    return wait_for_approval(wait, poll_seconds, lambda: present_hold(kernel, approval, held))
 
 
 def flow_runtime(

@@ -257,24 +257,27 @@ def test_a_run_whose_pause_lapsed_on_the_server_is_failed_with_the_recorded_refu
     assert refused and refused[0].payload["status"] == "expired"
 
 
-def test_a_run_scheduled_again_after_a_crash_keeps_the_decision_it_was_resumed_with(
-    worker: Worker, tmp_path: Path
-) -> None:
-    """The server clears a crashed run's pause keys when it is scheduled again: the run still reads the decision given.
+def crash_after_resume(run_id: UUID, suspended: State[Any], decision: dict[str, Any]) -> None:
+    """What a resume followed by a crash leaves: ``decision`` saved under the pause key, the run AwaitingRetry.
 
-    Set up as a resume followed by a crash leaves it: the decision saved under the pause key,
-    the run Crashed (the zombie automation's action) and then AwaitingRetry (the recovery
-    automation's).
+    The run is set Crashed (the zombie automation's action) and then AwaitingRetry, unforced,
+    as the recovery automation sets it; the server then clears the run's pause keys.
     """
-    path = tmp_path / "crashed.txt"
-    run_id, approval, suspended = hold("held-crashed", path)
-    decision = {"approve": False, "reviewer": REVIEWER, "note": "not after a crash either"}
     with get_client(sync_client=True) as client:
         client.create_flow_run_input(run_id, keyset_from_paused_state(suspended)["response"], json.dumps(decision))
         client.set_flow_run_state(run_id, Crashed(), force=True)  # from Submitting, on CI: here from Suspended
-        scheduled = client.set_flow_run_state(run_id, AwaitingRetry())  # unforced, as the automation sets it
+        scheduled = client.set_flow_run_state(run_id, AwaitingRetry())
         assert scheduled.status.value == "ACCEPT", scheduled.details
         assert not client.read_flow_run(run_id).empirical_policy.pause_keys  # what the run then sees
+
+
+def test_a_run_scheduled_again_after_a_crash_keeps_the_decision_it_was_resumed_with(
+    worker: Worker, tmp_path: Path
+) -> None:
+    """A crashed run scheduled again has its pause keys cleared by the server: it still reads the decision given."""
+    path = tmp_path / "crashed.txt"
+    run_id, approval, suspended = hold("held-crashed", path)
+    crash_after_resume(run_id, suspended, {"approve": False, "reviewer": REVIEWER, "note": "not after a crash either"})
     state = final(run_id)
     assert state.name == "Rejected", state
     assert not path.exists()
@@ -283,3 +286,19 @@ def test_a_run_scheduled_again_after_a_crash_keeps_the_decision_it_was_resumed_w
     worker.wait_until_idle()
     messages = [log.message for log in run_log(run_id, until=lambda logs: False, seconds=0)]
     assert sum(message.startswith("Suspending flow run") for message in messages) == 1, messages
+
+
+def test_a_saved_input_that_is_no_decision_is_asked_for_again(worker: Worker, tmp_path: Path) -> None:
+    """An input written straight to the inputs API skips Prefect's form check: the run says so and waits again."""
+    path = tmp_path / "garbled.txt"
+    run_id, approval, suspended = hold("held-garbled", path)
+    crash_after_resume(run_id, suspended, {"approve": "perhaps"})
+    asking = "The decision saved for this run is not one, so it is asked for again"
+    logs = run_log(run_id, until=lambda logs: any(asking in log.message for log in logs), seconds=180)
+    assert any(asking in log.message and "approve" in log.message for log in logs), [log.message for log in logs]
+    again = wait_until_suspended(run_id)
+    assert again.is_paused() and not path.exists()
+    assert kernel().get_approval(approval.approval_id).state is ApprovalState.PENDING
+    with get_client(sync_client=True) as client:
+        client.resume_flow_run(run_id, run_input={"approve": False, "reviewer": REVIEWER, "note": "now properly"})
+    assert final(run_id).name == "Rejected"

@@ -13,8 +13,9 @@ from typing import Any
 
 import docker
 import pytest
+import requests
 
-from colony.sandbox.ownership import OWNER_HOST, OWNER_PID, owner_labels, reap_orphans
+from colony.sandbox.ownership import OWNER_PID, owner_labels, reap_orphans
 
 REAPERS = 6
 ORPHANS = 8
@@ -26,11 +27,22 @@ def dead_pid() -> int:
     return process.pid
 
 
-def orphans(docker_client: Any, image: str, count: int, host: str | None = None) -> list[str]:
-    """Containers labelled as owned by a process that has exited (on ``host``: this one unless named)."""
+def engine_error(status: int, explanation: str) -> docker.errors.APIError:
+    """What the Docker SDK raises when the engine answers ``status`` (for a simulated engine)."""
+    response = requests.Response()
+    response.status_code, response.url = status, "http+docker://localhost/containers"
+    return docker.errors.APIError(explanation, response, explanation=explanation)
+
+
+def own_host(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process takes a host name of its own: reapers elsewhere (tests beside it) leave its orphans alone."""
+    host = f"reaping-test-{uuid.uuid4()}"
+    monkeypatch.setattr(socket, "gethostname", lambda: host)
+
+
+def orphans(docker_client: Any, image: str, count: int) -> list[str]:
+    """Containers labelled as owned by a process on this host that has exited."""
     labels = owner_labels("busybox") | {OWNER_PID: str(dead_pid())}
-    if host is not None:
-        labels[OWNER_HOST] = host
     ids = []
     for _ in range(count):
         container = docker_client.containers.create(image, ["sleep", "300"], labels=labels)
@@ -39,7 +51,10 @@ def orphans(docker_client: Any, image: str, count: int, host: str | None = None)
     return ids
 
 
-def test_concurrent_reapers_of_the_same_orphans_all_succeed(docker_client: Any, busybox_image: str) -> None:
+def test_concurrent_reapers_of_the_same_orphans_all_succeed(
+    docker_client: Any, busybox_image: str, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    own_host(monkeypatch)
     ids = orphans(docker_client, busybox_image, ORPHANS)
     start = threading.Barrier(REAPERS)
     clients = [docker.from_env() for _ in range(REAPERS)]
@@ -54,8 +69,8 @@ def test_concurrent_reapers_of_the_same_orphans_all_succeed(docker_client: Any, 
     finally:
         for client in clients:
             client.close()
-    # Other tests' orphans (tests run in parallel) may be reaped here too; only these are counted.
-    removed = [container_id for result in results for container_id in result if container_id in ids]
+    removed = [container_id for result in results for container_id in result]
+    assert set(removed) <= set(ids)
     assert len(removed) == len(set(removed)), "each orphan is reported removed by one reaper only"
     for container_id in ids:
         with pytest.raises(docker.errors.NotFound):
@@ -88,20 +103,16 @@ def test_a_reaper_whose_rival_fails_to_remove_the_orphan_removes_it_itself(
     """A 409 says a rival's removal is under way, not that it will succeed: the reaper retries until the orphan is gone.
 
     The rival is simulated: the engine's first answer is a 409, and no one else removes the container.
-    The orphan belongs to a host of its own, which only this reaper takes for its own: the sandbox
-    pools of tests running beside this one reap this host's orphans and would take it first.
     """
-    host = f"reaping-test-{uuid.uuid4()}"
-    (container_id,) = orphans(docker_client, busybox_image, 1, host)
-    monkeypatch.setattr(socket, "gethostname", lambda: host)
+    own_host(monkeypatch)
+    (container_id,) = orphans(docker_client, busybox_image, 1)
     remove_container = docker_client.api.remove_container
     answers: list[str] = []
 
     def rival_in_the_way(container: str, **kwargs: Any) -> Any:
         if not answers:
             answers.append("409")
-            response = type("Response", (), {"status_code": 409, "reason": "Conflict"})()
-            raise docker.errors.APIError("removal of container is already in progress", response=response)
+            raise engine_error(409, "removal of container is already in progress")
         answers.append("removed")
         return remove_container(container, **kwargs)
 

@@ -14,11 +14,12 @@ from typing import Any
 
 import docker
 import pytest
-import requests
+from docker.api.client import APIClient
 
-from colony.sandbox import pool
+from colony.sandbox import ownership, pool
 from colony.sandbox.ownership import OWNER_PID, SANDBOX
 from tests.colony.sandbox.conftest import TightShell, container_of, run
+from tests.security.test_reaping import engine_error, orphans, own_host
 
 REPO = Path(__file__).resolve().parents[3]
 
@@ -107,20 +108,32 @@ def test_orphans_of_a_killed_owner_are_reaped(fresh_shell: TightShell, docker_cl
 
 
 def test_an_orphan_that_will_not_go_does_not_stop_a_sandbox_start(
-    fresh_shell: TightShell, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+    fresh_shell: TightShell,
+    docker_client: Any,
+    busybox_image: str,
+    monkeypatch: pytest.MonkeyPatch,
+    caplog: pytest.LogCaptureFixture,
 ) -> None:
-    """The engine refusing an orphan's removal (simulated here) is logged; the caller's container starts regardless."""
+    """The engine refusing a real orphan's removal (simulated: a 500 for it) is logged, and the start goes on."""
+    own_host(monkeypatch)
+    (orphan,) = orphans(docker_client, busybox_image, 1)
+    remove_container = APIClient.remove_container
+    busy = "driver failed to remove root filesystem: device or resource busy"
 
-    def refused(client: Any) -> list[str]:
-        response = requests.Response()
-        response.status_code, response.reason, response.url = 500, "Internal Server Error", "http+docker://localhost"
-        busy = "driver failed to remove root filesystem: device or resource busy"
-        raise docker.errors.APIError("removing an orphan", response, explanation=busy)
+    def refusing(api: APIClient, container: str, **kwargs: Any) -> Any:
+        if container == orphan:
+            raise engine_error(500, busy)
+        return remove_container(api, container, **kwargs)
 
-    monkeypatch.setattr(pool, "reap_orphans", refused)
-    with caplog.at_level(logging.WARNING, logger=pool.__name__):
-        assert run(fresh_shell, "echo started")["stdout"] == "started\n"
-    assert "orphaned sandbox containers left in place" in caplog.text and "device or resource busy" in caplog.text
+    monkeypatch.setattr(APIClient, "remove_container", refusing)
+    monkeypatch.setattr(ownership, "REMOVAL_PATIENCE", 0.5)  # the reaper's retries, shortened
+    try:
+        with caplog.at_level(logging.WARNING, logger=pool.__name__):
+            assert run(fresh_shell, "echo started")["stdout"] == "started\n"
+        assert "orphaned sandbox containers left in place" in caplog.text and busy in caplog.text
+        assert _exists(docker_client, orphan)
+    finally:
+        remove_container(docker_client.api, orphan, force=True, v=True)
 
 
 def test_ctrl_c_removes_the_container(busybox_image: str, docker_client: Any) -> None:
