@@ -1,7 +1,7 @@
 """``colony deploy``: everything a shared Prefect server needs to run Colony, in one idempotent step.
 
 Against the configured ``PREFECT_API_URL``: the process work pool, the deployments of
-``prefect.yaml`` (Prefect's own ``prefect deploy --all``), the zombie-run and crash-recovery
+``prefect.yaml`` (Prefect's own ``prefect deploy --all``), the zombie-run, lost-start and crash-recovery
 automations, and Colony's settings block saved from this environment. Workers then only need
 ``prefect worker start``.
 """

@@ -3,7 +3,7 @@
 Starts ``prefect server`` (UI included) unless ``PREFECT_API_URL`` already names a server,
 checks Colony's settings (that server's settings block, else ``COLONY_*``: what the gateway
 and every flow run load), then starts the gateway (HTTP API and ``/mcp``) on loopback,
-creates the zombie-run and crash-recovery automations, and serves every deployment in this
+creates the zombie-run, lost-start and crash-recovery automations, and serves every deployment in this
 process until Ctrl-C or SIGTERM, which stop all of it. The servers are children that die with
 this process (``colony.cli.children``). Everything runs on the embedded defaults: SQLite for
 Prefect (under PREFECT_HOME) and for the kernel (COLONY_HOME).

@@ -9,14 +9,19 @@ state (Prefect's may follow it, and the documented automation then fires on a fi
 it judges only runs tagged ``colony``; and a paused or suspended run (a HOLD waiting for a
 person, whose process has exited) is not a zombie.
 
-The second puts a crashed Colony run back in the queue (``AwaitingRetry``, as the UI's
+A run that dies before its first beat (its worker claimed it, Pending, then the machine was
+lost while the process started) never opens that window. The second automation gives every
+claimed run ``start_seconds`` to beat, finish or pause, and crashes it otherwise.
+
+The third puts a crashed Colony run back in the queue (``AwaitingRetry``, as the UI's
 retry does), so a worker still alive takes it without a person. That is safe for every
 Colony flow: a tick is keyed by its flow run (it does not tick twice), the gate's verdict
 is cached per flow run in Colony's shared result storage (a gated action is not proposed
 again; the kernel signs its authorization again while the reservation is open), the record
 settles the reservation once, and cached tool results are reused. It is bounded: a run that
 crashed on its ``crash_retries``-th start stays Crashed, so a run that kills its own process
-does not loop.
+does not loop, and a run that crashed before it ever ran (its run count still 0) stays Crashed
+for a person: nothing bounds how often a run that cannot start would be scheduled again.
 """
 
 from __future__ import annotations
@@ -35,16 +40,20 @@ from flows._heartbeat import HEARTBEAT_EVENT, HeartbeatSettings
 
 __all__ = [
     "RECOVERY_AUTOMATION",
+    "START_AUTOMATION",
     "ZOMBIE_AUTOMATION",
     "RecoverySettings",
     "ensure_automations",
     "recovery_automation",
+    "start_automation",
     "zombie_automation",
 ]
 
 ZOMBIE_AUTOMATION = "colony: crash zombie flow runs"
+START_AUTOMATION = "colony: crash flow runs lost while starting"
 RECOVERY_AUTOMATION = "colony: retry crashed flow runs"
 MISSED_HEARTBEATS = 3
+START_SECONDS = 300  # a claimed run's process has this long to beat: room for an image pull or a loaded machine
 SHORTEST_WINDOW_SECONDS = 10  # Prefect refuses a proactive trigger's window shorter than this
 COLONY_TAG = "colony"  # every Colony deployment's tag (prefect.yaml, flows.deployments)
 
@@ -58,6 +67,13 @@ class RecoverySettings(HeartbeatSettings):
         default_factory=lambda fields: max(SHORTEST_WINDOW_SECONDS, MISSED_HEARTBEATS * fields["heartbeat_seconds"]),
         description="Seconds without a heartbeat after which a run is marked Crashed (more than one beat, at least "
         f"{SHORTEST_WINDOW_SECONDS}; default {MISSED_HEARTBEATS} beats).",
+    )
+    start_seconds: int = Field(
+        default=START_SECONDS,
+        ge=SHORTEST_WINDOW_SECONDS,
+        le=86_400,
+        description="Seconds a flow run a worker has claimed (Pending) may take to send its first heartbeat "
+        "before it is marked Crashed (its worker died while it started).",
     )
     crash_retries: int = Field(
         default=3, ge=0, le=20, description="How many starts of a run may crash and still be scheduled again."
@@ -84,27 +100,48 @@ def zombie_automation(settings: RecoverySettings | None = None) -> AutomationCor
     return AutomationCore(
         name=ZOMBIE_AUTOMATION,
         description="Marks a flow run Crashed when its heartbeats stop (its process or machine died).",
-        trigger=EventTrigger(
-            after={HEARTBEAT_EVENT},
-            expect={
-                HEARTBEAT_EVENT,
-                "prefect.flow-run.Completed",
-                "prefect.flow-run.Failed",
-                "prefect.flow-run.Cancelled",
-                "prefect.flow-run.Crashed",
-                "prefect.flow-run.Paused",
-                "prefect.flow-run.Suspended",
-            },
-            match=ResourceSpecification({"prefect.resource.id": ["prefect.flow-run.*"]}),
-            match_related=_colony_runs(),
-            for_each={"prefect.resource.id"},
-            posture=Posture.Proactive,
-            threshold=1,
-            within=timedelta(seconds=settings.zombie_seconds),
-        ),
+        trigger=_alive_within(after=HEARTBEAT_EVENT, seconds=settings.zombie_seconds),
         actions=[
             ChangeFlowRunState(state=StateType.CRASHED, message="Flow run marked as crashed due to missing heartbeats.")
         ],
+    )
+
+
+def start_automation(settings: RecoverySettings | None = None) -> AutomationCore:
+    """After a worker claims a flow run (Pending), expect its first beat (or an end) within ``start_seconds``."""
+    settings = settings or RecoverySettings()
+    return AutomationCore(
+        name=START_AUTOMATION,
+        description="Marks a flow run Crashed when it never beat after a worker claimed it (the worker died).",
+        trigger=_alive_within(after="prefect.flow-run.Pending", seconds=settings.start_seconds),
+        actions=[
+            ChangeFlowRunState(
+                state=StateType.CRASHED,
+                message=f"Flow run marked as crashed: no heartbeat within {settings.start_seconds} s of being claimed.",
+            )
+        ],
+    )
+
+
+def _alive_within(after: str, seconds: int) -> EventTrigger:
+    """A Colony run's ``after`` event, then a beat or a final or paused state within ``seconds``."""
+    return EventTrigger(
+        after={after},
+        expect={
+            HEARTBEAT_EVENT,
+            "prefect.flow-run.Completed",
+            "prefect.flow-run.Failed",
+            "prefect.flow-run.Cancelled",
+            "prefect.flow-run.Crashed",
+            "prefect.flow-run.Paused",
+            "prefect.flow-run.Suspended",
+        },
+        match=ResourceSpecification({"prefect.resource.id": ["prefect.flow-run.*"]}),
+        match_related=_colony_runs(),
+        for_each={"prefect.resource.id"},
+        posture=Posture.Proactive,
+        threshold=1,
+        within=timedelta(seconds=seconds),
     )
 
 
@@ -140,7 +177,7 @@ def _colony_runs() -> ResourceSpecification:
 
 
 def ensure_automations(settings: RecoverySettings | None = None) -> dict[str, str]:
-    """Create both automations on the configured Prefect API, or bring existing ones up to date.
+    """Create the three automations on the configured Prefect API, or bring existing ones up to date.
 
     Idempotent: however often it runs, one automation of each name remains. Returns what it
     did to each, by name.
@@ -148,7 +185,7 @@ def ensure_automations(settings: RecoverySettings | None = None) -> dict[str, st
     settings = settings or RecoverySettings()
     done = {}
     with get_client(sync_client=True) as client:
-        for wanted in (zombie_automation(settings), recovery_automation(settings)):
+        for wanted in (zombie_automation(settings), start_automation(settings), recovery_automation(settings)):
             existing = client.read_automations_by_name(wanted.name)
             if not existing:
                 client.create_automation(wanted)

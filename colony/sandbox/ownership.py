@@ -80,7 +80,10 @@ def reap_orphans(client: Any) -> list[str]:
 
 
 def _remove_orphan(client: Any, container_id: str) -> bool:
-    """Remove one orphan: True if this call removed it, False if another process did.
+    """Remove one orphan: True if the engine accepted this call's removal, False if another's.
+
+    The engine may accept two concurrent forced removals of one container, so two reapers can
+    both answer True for it.
 
     Another process's removal (a 409 here) can still fail: under load a forced kill can time
     out and leave the container exited or dead, with nobody removing it. So a failed removal

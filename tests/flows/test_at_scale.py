@@ -43,6 +43,7 @@ BIN = Path(sys.executable).parent
 SECRET = "at-scale-test-secret"
 HEARTBEAT_SECONDS = 5  # beats every 5 s instead of 30, so a lost run is found sooner
 ZOMBIE_SECONDS = 20  # four beats: a live run on a busy machine is never judged dead
+START_SECONDS = 60  # a run the lost worker had claimed but not started is crashed this long after its claim
 SLOW_RUNS = 5  # more than one worker's limit (4), so both workers hold some
 RESULTS_BLOCK = "local-file-system/colony-results"
 LEDGER = {
@@ -207,6 +208,7 @@ def colony(
             COLONY_ATTESTATION_SECRET=SECRET,
             COLONY_HEARTBEAT_SECONDS=str(HEARTBEAT_SECONDS),
             COLONY_ZOMBIE_SECONDS=str(ZOMBIE_SECONDS),
+            COLONY_START_SECONDS=str(START_SECONDS),
             COLONY_RESULT_STORAGE=RESULTS_BLOCK,
             PREFECT_WORKER_QUERY_SECONDS="2",
         )
@@ -331,14 +333,22 @@ def test_a_lost_worker_costs_no_record_no_double_tick_and_no_leaked_budget(
         )
         client.pause_deployment(tick_deployment.id)
 
-        def tick_runs() -> list[FlowRun] | None:
+        def started_ticks() -> list[FlowRun]:
             runs = client.read_flow_runs(
                 flow_run_filter=FlowRunFilter(deployment_id={"any_": [tick_deployment.id]})  # type: ignore[arg-type]
             )
-            started = [run for run in runs if run.run_count > 0 or not state_of(client, run.id).is_scheduled()]
+            return [run for run in runs if run.run_count > 0 or not state_of(client, run.id).is_scheduled()]
+
+        def tick_runs() -> list[FlowRun] | None:
+            started = started_ticks()
             return started if all(state_of(client, run.id).is_final() for run in started) else None
 
-        started = poll("no tick is in flight", tick_runs, 120)
+        def ticks_in_flight() -> dict[UUID, list[str | None]]:
+            in_flight = [run.id for run in started_ticks() if not state_of(client, run.id).is_final()]
+            return {run: [state.name for state in client.read_flow_run_states(run)] for run in in_flight}
+
+        # A tick the lost worker had claimed but not started is crashed START_SECONDS after its claim.
+        started = poll("no tick is in flight", tick_runs, START_SECONDS + 120, explain=ticks_in_flight)
         completed = [run for run in started if state_of(client, run.id).is_completed()]
         assert len(completed) >= len(ticks)
         assert kernel.status().tick_count == len(completed)

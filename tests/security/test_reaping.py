@@ -70,8 +70,9 @@ def test_concurrent_reapers_of_the_same_orphans_all_succeed(
         for client in clients:
             client.close()
     removed = [container_id for result in results for container_id in result]
-    assert set(removed) <= set(ids)
-    assert len(removed) == len(set(removed)), "each orphan is reported removed by one reaper only"
+    # Every orphan is reported by a reaper whose removal the engine accepted (it may accept two
+    # concurrent forced removals of one container, so an orphan can be reported twice).
+    assert set(removed) == set(ids)
     for container_id in ids:
         with pytest.raises(docker.errors.NotFound):
             docker_client.containers.get(container_id)

@@ -10,18 +10,21 @@ from pathlib import Path
 from uuid import uuid4
 
 import pytest
+from prefect import flow
 from prefect.client.orchestration import SyncPrefectClient, get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterName
 from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.events import Event
 from prefect.events.actions import ChangeFlowRunState
 from prefect.events.filters import EventFilter, EventNameFilter, EventRelatedFilter, EventResourceFilter
+from prefect.states import Pending
 from pydantic import ValidationError
 
 from colony.cli.zombies import (
     MISSED_HEARTBEATS,
     RECOVERY_AUTOMATION,
     SHORTEST_WINDOW_SECONDS,
+    START_AUTOMATION,
     ZOMBIE_AUTOMATION,
     RecoverySettings,
     ensure_automations,
@@ -61,10 +64,11 @@ def api(prefect_server: PrefectServer) -> Iterator[PrefectServer]:
 
 def test_ensuring_twice_leaves_one_of_each_automation(api: PrefectServer) -> None:
     ensure_automations()
-    assert ensure_automations() == {ZOMBIE_AUTOMATION: "updated", RECOVERY_AUTOMATION: "updated"}
+    names = (ZOMBIE_AUTOMATION, START_AUTOMATION, RECOVERY_AUTOMATION)
+    assert ensure_automations() == dict.fromkeys(names, "updated")
     with get_client(sync_client=True) as client:
-        assert len(client.read_automations_by_name(ZOMBIE_AUTOMATION)) == 1
-        assert len(client.read_automations_by_name(RECOVERY_AUTOMATION)) == 1
+        for name in names:
+            assert len(client.read_automations_by_name(name)) == 1
 
 
 def poll_flow_run(name: str, seconds: float, done: str) -> FlowRun:
@@ -194,6 +198,33 @@ def test_a_finished_run_is_never_judged_a_zombie(api: PrefectServer, tmp_path: P
             assert current.state is not None and current.state.name == "Completed"
 
 
+@flow(name="never-started")
+def never_started() -> None:
+    """A flow whose run a worker claims and whose process never starts (the machine was lost)."""
+
+
+def test_a_claimed_run_that_never_beat_is_marked_crashed_and_a_beating_one_is_not(
+    api: PrefectServer, tmp_path: Path
+) -> None:
+    settings = RecoverySettings(heartbeat_seconds=BEAT, start_seconds=SHORTEST_WINDOW_SECONDS)
+    ensure_automations(settings)
+    process, alive = start_doomed_run(api, tmp_path / "doomed.py")  # claimed (Pending) first, and beating
+    try:
+        with get_client(sync_client=True) as client:
+            lost = client.create_flow_run(never_started, name=f"lost-{uuid4()}", tags=["colony"], state=Pending())
+        crashed = poll_flow_run(lost.name, seconds=settings.start_seconds + 90, done="Crashed")
+        assert crashed.state is not None and "no heartbeat within 10 s" in (crashed.state.message or "")
+        assert crashed.run_count == 0  # never ran: the recovery automation leaves it for a person
+        with get_client(sync_client=True) as client:
+            # The beating run's start window closed first, and its beat answered it.
+            assert automation_actions(client, alive) == []
+            current = client.read_flow_run(alive.id)
+            assert current.state is not None and current.state.name == "Running"
+    finally:
+        process.kill()
+        process.wait()
+
+
 def test_a_zombie_window_within_one_heartbeat_is_refused_by_name(monkeypatch: pytest.MonkeyPatch) -> None:
     beat = HeartbeatSettings().heartbeat_seconds
     monkeypatch.setenv("COLONY_ZOMBIE_SECONDS", str(beat))  # a live run would look dead
@@ -218,7 +249,7 @@ def test_the_zombie_window_follows_the_heartbeat(monkeypatch: pytest.MonkeyPatch
 def test_a_crashed_run_is_scheduled_again_only_on_its_first_starts() -> None:
     automation = recovery_automation(RecoverySettings(crash_retries=2))
     assert automation.enabled
-    assert automation.trigger.match["prefect.run-count"] == ["1", "2"]  # type: ignore[union-attr]
+    assert automation.trigger.match["prefect.run-count"] == ["1", "2"]  # type: ignore[union-attr]  # never 0: unbounded
     [action] = automation.actions
     assert isinstance(action, ChangeFlowRunState) and action.state is StateType.SCHEDULED
     assert not recovery_automation(RecoverySettings(crash_retries=0)).enabled
