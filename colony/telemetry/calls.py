@@ -2,9 +2,10 @@
 
 ``Runtime.call`` opens one ``observe_call`` around the whole call; each step inside it
 (authorization, the gate, the approval, the execution, the record) is a ``stage``. A
-stage is a child span when tracing is on; off, it is one shared object whose methods do
-nothing, except the execution stage, which also times the action so the metrics can tell
-the tool's own time from the governance around it.
+stage is a child span when tracing is on and the call's span was sampled; otherwise it is
+one shared object whose methods do nothing, except the execution stage, which also times
+the action so the metrics can tell the tool's own time from the governance around it. An
+unsampled call's stages would be unsampled children too: they are not made at all.
 """
 
 from __future__ import annotations
@@ -43,16 +44,16 @@ _MAX_HOLDS = 4096
 class Stage:
     """One step of a call: a span when tracing is on; ``note`` adds what the step learned to it."""
 
-    __slots__ = ("_manager", "_started", "name", "span", "timed")
+    __slots__ = ("_manager", "_started", "name", "span", "timed", "traced")
 
-    def __init__(self, name: str, timed: bool = False) -> None:
-        self.name, self.timed = name, timed
+    def __init__(self, name: str, timed: bool = False, traced: bool = True) -> None:
+        self.name, self.timed, self.traced = name, timed, traced
         self.span: Any = None
         self._manager: Any = None
         self._started = 0.0
 
     def __enter__(self) -> Stage:
-        active = tracer()
+        active = tracer() if self.traced else None
         if active is not None:
             self._manager = active.start_as_current_span(f"colony.{self.name}", end_on_exit=True)
             self.span = self._manager.__enter__()
@@ -119,10 +120,12 @@ def stage(name: str, *, timed: bool = True) -> Stage:
 
     A governed call's execution is timed for the governance-cost histogram (``timed=False``: a pure call's is not).
     """
-    timed = timed and name == EXECUTE and _CURRENT.get() is not None
-    if tracer() is None and not timed:
+    observation = _CURRENT.get()
+    timed = timed and name == EXECUTE and observation is not None
+    traced = tracer() is not None and (observation is None or observation.sampled)
+    if not traced and not timed:
         return _UNTRACED
-    return Stage(name, timed)
+    return Stage(name, timed, traced)
 
 
 class CallObservation:
@@ -161,6 +164,11 @@ class CallObservation:
         self._token = _CURRENT.set(self)
         self._started = time.perf_counter()
         return self
+
+    @property
+    def sampled(self) -> bool:
+        """Whether the call's span is recorded (False when tracing is off or its trace was not sampled)."""
+        return self.span is not None and self.span.is_recording()
 
     def resolved(self, tool: str, action: str) -> None:
         """The catalog tool and action the call resolved to."""
