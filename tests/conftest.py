@@ -27,7 +27,18 @@ MARKERS_BY_FIXTURE: dict[str, frozenset[str]] = {
     "moto": frozenset({"moto_server"}),
     # Fixtures that start colony processes (gateways, deployment workers, a seed's session, MCP servers):
     # their tests are the slow ones.
-    "slow": frozenset({"start_gateway", "gateway", "workers", "phases", "outcomes", "seed_004_report", "upstream"}),
+    "slow": frozenset(
+        {
+            "start_gateway",
+            "start_session_gateway",
+            "gateway",
+            "workers",
+            "phases",
+            "outcomes",
+            "seed_004_report",
+            "upstream",
+        }
+    ),
 }
 
 #: Tests that cannot run side by side (fixed ports): under ``--dist loadgroup`` they run on one worker.

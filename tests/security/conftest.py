@@ -41,13 +41,13 @@ def attack_repo(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="session")
 def secured(
-    start_gateway: StartGateway, attack_repo: Path, tmp_path_factory: pytest.TempPathFactory
+    start_session_gateway: StartGateway, attack_repo: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[str, Path]:
     """A gateway whose tokens are bound to principals; its URL and its COLONY_HOME."""
     tokens = tmp_path_factory.mktemp("tokens") / "tokens.json"
     tokens.write_text(json.dumps(TOKENS))
     home = tmp_path_factory.mktemp("secured-home")
-    url = start_gateway(
+    url = start_session_gateway(
         COLONY_REPO_ROOT=str(attack_repo), COLONY_GATEWAY_TOKENS_FILE=str(tokens), COLONY_HOME=str(home)
     )
     return url, home

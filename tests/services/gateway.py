@@ -7,6 +7,7 @@ import subprocess
 import sys
 import time
 from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
@@ -60,9 +61,9 @@ def stop_gateway_process(process: subprocess.Popen[bytes]) -> None:
         process.stderr.close()
 
 
-@pytest.fixture(scope="session")
-def start_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StartGateway]:
-    """A factory: ``start_gateway(**env)`` runs a gateway with its own COLONY_HOME and returns its URL."""
+@contextmanager
+def gateways(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StartGateway]:
+    """A factory: ``start(**env)`` runs a gateway with its own COLONY_HOME and returns its URL; all stop on exit."""
     processes: list[subprocess.Popen[bytes]] = []
 
     def start(**env: str) -> str:
@@ -71,9 +72,25 @@ def start_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StartGat
         processes.append(start_gateway_process({"COLONY_HOME": str(home), **env}, port))
         return f"http://127.0.0.1:{port}"
 
-    yield start
-    for process in processes:
-        stop_gateway_process(process)
+    try:
+        yield start
+    finally:
+        for process in processes:
+            stop_gateway_process(process)
+
+
+@pytest.fixture(scope="module")
+def start_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StartGateway]:
+    """Gateways for one module's tests, stopped when the module ends (an idle gateway still costs CPU)."""
+    with gateways(tmp_path_factory) as start:
+        yield start
+
+
+@pytest.fixture(scope="session")
+def start_session_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StartGateway]:
+    """Gateways shared by the whole session (``gateway_url``, ``governed_gateway``)."""
+    with gateways(tmp_path_factory) as start:
+        yield start
 
 
 GATEWAY_MAX_BODY_BYTES = 65536
@@ -81,13 +98,13 @@ GATEWAY_MAX_ARGUMENT_BYTES = 16384
 
 
 @pytest.fixture(scope="session")
-def gateway_url(start_gateway: StartGateway) -> str:
+def gateway_url(start_session_gateway: StartGateway) -> str:
     """An open gateway (no tokens) on loopback, serving the repository's catalog, with small caps.
 
     Shared by the whole session: its kernel state belongs to the MCP seed-example
     test (tests/colony/surfaces/test_mcp_http.py); other tests call catalog tools only.
     """
-    return start_gateway(
+    return start_session_gateway(
         COLONY_GATEWAY_MAX_BODY_BYTES=str(GATEWAY_MAX_BODY_BYTES),
         COLONY_GATEWAY_MAX_ARGUMENT_BYTES=str(GATEWAY_MAX_ARGUMENT_BYTES),
     )

@@ -14,12 +14,12 @@ UNREACHABLE_PEER = "http://127.0.0.1:1"
 
 @pytest.fixture(scope="session")
 def governed_gateway(
-    start_gateway: StartGateway, gateway_url: str, tmp_path_factory: pytest.TempPathFactory
+    start_session_gateway: StartGateway, gateway_url: str, tmp_path_factory: pytest.TempPathFactory
 ) -> tuple[str, Path]:
     """Its URL and the notes file its append_note tool writes; peers: a dead one, then the shared gateway."""
     root = sample_repo(tmp_path_factory.mktemp("repo"))
     home = tmp_path_factory.mktemp("home")
-    url = start_gateway(
+    url = start_session_gateway(
         COLONY_REPO_ROOT=str(root), COLONY_HOME=str(home), COLONY_GATEWAY_PEERS=f"{UNREACHABLE_PEER},{gateway_url}"
     )
     return url, home / "notes.txt"
