@@ -15,7 +15,7 @@ install: $(BIN)/colony
 # Byte-compile the checkout (pip compiles only what it installs into the venv). Where the
 # machine sets PYTHONDONTWRITEBYTECODE, every process would otherwise compile it again as it
 # imports it: each gateway, CLI call and flow run the tests start. Only changed files are redone.
-COMPILED := colony flows tasks blocks tools agents sandbox seed_paths bench tests
+COMPILED := colony flows tasks blocks tools seed_paths bench tests
 compile: install
 	$(BIN)/python -m compileall -q $(COMPILED)
 

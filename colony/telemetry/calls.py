@@ -44,18 +44,17 @@ _MAX_HOLDS = 4096
 class Stage:
     """One step of a call: a span when tracing is on; ``note`` adds what the step learned to it."""
 
-    __slots__ = ("_manager", "_started", "name", "span", "timed", "traced")
+    __slots__ = ("_manager", "_started", "_tracer", "name", "span", "timed")
 
-    def __init__(self, name: str, timed: bool = False, traced: bool = True) -> None:
-        self.name, self.timed, self.traced = name, timed, traced
+    def __init__(self, name: str, timed: bool = False, active: Any = None) -> None:
+        self.name, self.timed, self._tracer = name, timed, active  # active: the tracer its span starts on, or None
         self.span: Any = None
         self._manager: Any = None
         self._started = 0.0
 
     def __enter__(self) -> Stage:
-        active = tracer() if self.traced else None
-        if active is not None:
-            self._manager = active.start_as_current_span(f"colony.{self.name}", end_on_exit=True)
+        if self._tracer is not None:
+            self._manager = self._tracer.start_as_current_span(f"colony.{self.name}", end_on_exit=True)
             self.span = self._manager.__enter__()
         self._started = time.perf_counter()
         return self
@@ -122,10 +121,12 @@ def stage(name: str, *, timed: bool = True) -> Stage:
     """
     observation = _CURRENT.get()
     timed = timed and name == EXECUTE and observation is not None
-    traced = tracer() is not None and (observation is None or observation.sampled)
-    if not traced and not timed:
+    active = tracer()
+    if active is not None and observation is not None and not observation.sampled:
+        active = None  # its span would be an unsampled child of an unsampled call
+    if active is None and not timed:
         return _UNTRACED
-    return Stage(name, timed, traced)
+    return Stage(name, timed, active)
 
 
 class CallObservation:

@@ -88,7 +88,7 @@ def start_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StartGat
 
 @pytest.fixture(scope="session")
 def start_session_gateway(tmp_path_factory: pytest.TempPathFactory) -> Iterator[StartGateway]:
-    """Gateways shared by the whole session (``gateway_url``, ``governed_gateway``)."""
+    """Gateways shared by the whole session (``gateway_url``, ``governed_gateway``, ``secured``)."""
     with gateways(tmp_path_factory) as start:
         yield start
 

@@ -18,7 +18,8 @@ class SpanCounter:
     """A spy around the real tracer: the names of the spans started through it."""
 
     def __init__(self, real: Any) -> None:
-        self.real, self.started = real, []
+        self.real = real
+        self.started: list[str] = []
 
     def start_as_current_span(self, name: str, *args: Any, **kwargs: Any) -> Any:
         self.started.append(name)
@@ -33,12 +34,14 @@ def traced(otlp_receiver: FakeOtlpReceiver, monkeypatch: pytest.MonkeyPatch) -> 
         monkeypatch.setenv("OTEL_TRACES_SAMPLER", sampler)  # the SDK reads its sampler from the environment
         configure({"OTEL_EXPORTER_OTLP_ENDPOINT": otlp_receiver.endpoint})
         counter = SpanCounter(tracing.tracer())
-        monkeypatch.setitem(tracing._state, "tracer", counter)
         runtime = Runtime()
-        try:
-            outcome = await runtime.call(CallRequest("unit_convert", MILES), LOCAL_OPERATOR)
-        finally:
-            await runtime.aclose()
+        # The spy only for this call: undone on leaving, so the teardown's configure({}) turns tracing off for good.
+        with monkeypatch.context() as spying:
+            spying.setitem(tracing._state, "tracer", counter)
+            try:
+                outcome = await runtime.call(CallRequest("unit_convert", MILES), LOCAL_OPERATOR)
+            finally:
+                await runtime.aclose()
         assert outcome.result is not None and outcome.result["value"] == 16.0934
         return counter.started
 
@@ -51,3 +54,6 @@ def traced(otlp_receiver: FakeOtlpReceiver, monkeypatch: pytest.MonkeyPatch) -> 
 async def test_a_sampled_call_has_its_stage_spans_and_an_unsampled_one_only_its_own(traced: Any) -> None:
     assert await traced("always_on") == ["execute_tool unit_convert", "colony.authorize", "colony.execute"]
     assert await traced("always_off") == ["execute_tool unit_convert"]
+    # The spy is gone once its call is: left in place, the fixture's teardown would restore a tracer
+    # of a stopped provider after turning tracing off, and later tests in this worker would trace.
+    assert not isinstance(tracing.tracer(), SpanCounter)
