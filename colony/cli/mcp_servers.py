@@ -135,6 +135,9 @@ def add_server(
     url: Annotated[str | None, typer.Option("--url", help="A streamable HTTP server's endpoint.")] = None,
     headers: Annotated[list[str] | None, typer.Option("--header", help="KEY=VALUE; ${secret:KIND}.")] = None,
     timeout: Annotated[float, typer.Option("--timeout", help="Seconds a call may take.")] = 30.0,
+    start_timeout: Annotated[
+        float, typer.Option("--start-timeout", help="Seconds its start and MCP handshake may take.")
+    ] = 60.0,
     accept: Annotated[list[str] | None, typer.Option("--accept", help="Pin this flagged tool anyway.")] = None,
     no_pin: Annotated[bool, typer.Option("--no-pin", help="Only write the file; pin later.")] = False,
 ) -> None:
@@ -144,10 +147,11 @@ def add_server(
         raise McpServersFileError(f"{path}: MCP server {name!r} is already configured (remove it first)")
     if (command is None) == (url is None):
         raise McpServersFileError("give either --command (a stdio server) or --url (a streamable HTTP server)")
+    limits = {"timeout": timeout, "start_timeout": start_timeout}
     raw: dict[str, Any] = (
-        {"command": command, "args": args or [], "env": _pairs(env or [], "--env"), "cwd": cwd, "timeout": timeout}
+        {"command": command, "args": args or [], "env": _pairs(env or [], "--env"), "cwd": cwd, **limits}
         if command is not None
-        else {"url": url, "headers": _pairs(headers or [], "--header"), "timeout": timeout}
+        else {"url": url, "headers": _pairs(headers or [], "--header"), **limits}
     )
     updated = parse_servers({"mcpServers": {**servers.dump()["mcpServers"], name: raw}}, "the new server")
     save_servers(updated, path)

@@ -63,8 +63,12 @@ class _Server(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid")
 
     disabled: bool = Field(default=False, description="Listed but not served.")
-    timeout: float = Field(
-        default=30.0, gt=0, le=_MAX_TIMEOUT, description="Seconds a call (and the server's start) may take."
+    timeout: float = Field(default=30.0, gt=0, le=_MAX_TIMEOUT, description="Seconds a call may take.")
+    start_timeout: float = Field(
+        default=60.0,
+        gt=0,
+        le=_MAX_TIMEOUT,
+        description="Seconds the server's start (its process or connection, and the MCP handshake) may take.",
     )
     max_message_bytes: int = Field(
         default=4 << 20,

@@ -2,8 +2,10 @@
 
 A server is started (stdio) or connected (HTTP) on the first call, by a supervisor task
 that owns the official MCP client for as long as the session lives; callers send their
-requests over it side by side. A call has its server's ``timeout``: a server that hangs
-costs that call its timeout, never another caller's. A server that dies (or a
+requests over it side by side. A start has the server's ``start_timeout`` and a call
+its ``timeout``, each on its own: a slow start (a loaded machine, a package fetched on
+first run) does not eat the first call's time, and a server that hangs costs that
+call its timeout, never another caller's. A server that dies (or a
 connection that breaks) is restarted on the next call, after a backoff that doubles
 from 0.2 s to 10 s while it keeps failing. ``tools/list_changed`` from the server
 re-reads its tools and compares them with the pins (``pins.py``): a tool whose
@@ -72,8 +74,8 @@ class UpstreamServer:
         """Call ``tool`` on the server; an UpstreamError (typed) when the server, not the caller, fails."""
         timeout = self.config.timeout
         try:
+            client = await self._connected()
             async with asyncio.timeout(timeout):  # asyncio's own: a fraction of an anyio cancel scope's cost per call
-                client = await self._connected()
                 result = await client.call_tool(tool, arguments)
         except TimeoutError:
             raise UpstreamTimeoutError(
@@ -104,8 +106,8 @@ class UpstreamServer:
 
     async def list_tools(self) -> list[dict[str, Any]]:
         """The server's tool definitions as it lists them now (every page)."""
+        client = await self._connected()
         with anyio.fail_after(self.config.timeout):
-            client = await self._connected()
             return await _listed(client)
 
     async def aclose(self) -> None:
@@ -118,7 +120,10 @@ class UpstreamServer:
             self._supervisor = None
 
     async def _connected(self) -> Client:
-        """The live client; the server started (after its backoff, if it failed) when there is none."""
+        """The live client; the server started (after its backoff, if it failed) when there is none.
+
+        The wait is bounded by the supervisor, which gives up on a start after ``start_timeout``.
+        """
         if self._client is not None and self._ready.is_set() and not self._broken.is_set():
             return self._client
         if self._supervisor is not None and not self._supervisor.done() and self._broken.is_set():
@@ -127,7 +132,7 @@ class UpstreamServer:
             if self._supervisor is None or self._supervisor.done():
                 backoff = self._retry_at - time.monotonic()
                 if backoff > 0:
-                    await anyio.sleep(backoff)  # within the call's own deadline
+                    await anyio.sleep(backoff)  # 10 s at most, then a start of its own deadline
                 self._ready.clear()
                 self._broken.clear()
                 self._supervisor = asyncio.get_running_loop().create_task(self._supervise(), name=f"mcp:{self.name}")
@@ -147,14 +152,18 @@ class UpstreamServer:
     async def _supervise(self) -> None:
         """Own the client from start to stop; record why it ended, for the next call's backoff."""
         connected = False
+        start_timeout = self.config.start_timeout
         try:
-            async with self._client_for() as client:
+            async with asyncio.timeout(start_timeout) as starting, self._client_for() as client:
                 self.out_of_service = self._on_listed(self.name, await _listed(client)).out_of_service
+                starting.reschedule(None)  # started: the session lives until it breaks or Colony stops
                 self._client, self._failure, self._failures = client, None, 0
                 self._ready.set()
                 connected = True
                 metrics.upstream_connected(self.name, 1)
                 await self._broken.wait()
+        except TimeoutError:
+            self._failure = TimeoutError(f"no answer to its MCP handshake within {start_timeout:g} s")
         except Exception as error:  # noqa: BLE001 - any failure of the server is the next call's answer
             self._failure = error
         finally:
@@ -224,7 +233,7 @@ async def _listed(client: Client) -> list[dict[str, Any]]:
 def _describe(error: BaseException | None) -> str:
     if error is None:
         return "no reason given"
-    if isinstance(error, ColonyError | UpstreamError):
+    if isinstance(error, ColonyError | UpstreamError) or (isinstance(error, TimeoutError) and str(error)):
         return str(error)
     if isinstance(error, BaseExceptionGroup):
         return "; ".join(_describe(inner) for inner in error.exceptions)

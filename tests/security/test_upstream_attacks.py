@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import sys
 import time
 from collections.abc import AsyncIterator
 from pathlib import Path
@@ -29,8 +30,9 @@ from colony.errors import (
 from colony.kernel import ColonyKernel
 from colony.runtime import CallRequest, CallStatus, KernelProvider, Principal, Runtime
 from colony.settings import ColonySettings
-from colony.upstream import McpServers, UpstreamSettings, load_servers
+from colony.upstream import McpServers, Review, UpstreamSettings, load_servers
 from colony.upstream.config import HttpServer, StdioServer
+from colony.upstream.connections import UpstreamServer
 from colony.upstream.tools import sessions
 from tests.services.upstream import Upstream, hostile_stdio
 
@@ -228,3 +230,43 @@ def _zombie(pid: int) -> bool:
         return Path(f"/proc/{pid}/stat").read_text().split()[2] == "Z"
     except OSError:
         return True
+
+
+async def test_a_server_that_never_finishes_its_handshake_fails_its_start_and_leaves_no_process(
+    tmp_path: Path,
+) -> None:
+    marker = str(tmp_path / "mute")
+    mute = StdioServer(
+        command=sys.executable,
+        args=("-c", "import time; time.sleep(600)"),  # started, and never answers `initialize`
+        env={"HOSTILE_STATE": marker},
+        start_timeout=1,
+        timeout=60,
+    )
+    server = UpstreamServer("mute", mute, on_listed=lambda name, _tools: Review(server=name))
+    try:
+        started = time.monotonic()
+        refused = "'mute' could not be started: no answer to its MCP handshake within 1 s"
+        with pytest.raises(UpstreamUnavailableError, match=refused) as caught:
+            await server.call_tool("anything", {})
+        assert time.monotonic() - started < 30  # its start deadline, not the call's 60 s
+        assert caught.value.server == "mute" and caught.value.retryable
+        with pytest.raises(UpstreamUnavailableError, match="handshake within 1 s"):
+            await server.call_tool("anything", {})  # tried again after the backoff: a second start
+        assert server.starts == 2
+        assert not [pid for pid in _pids() if _runs_with(pid, f"HOSTILE_STATE={marker}")]
+    finally:
+        await server.aclose()
+
+
+def _pids() -> list[int]:
+    return [int(p) for p in os.listdir("/proc") if p.isdigit()]
+
+
+def _runs_with(pid: int, variable: str) -> bool:
+    """Whether ``pid`` is alive (not a zombie) with ``variable`` in its environment."""
+    try:
+        environment = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace")
+    except OSError:
+        return False
+    return variable in environment and not _zombie(pid)

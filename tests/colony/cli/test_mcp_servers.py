@@ -28,12 +28,13 @@ def colony(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
 def test_add_pins_what_the_server_lists_and_remove_forgets_it(colony_home: Path, tmp_path: Path) -> None:
     added = colony(
         colony_home, "add", "hostile", "--command", sys.executable, "--arg", "-m", "--arg", "tests.servers.hostile_mcp",
-        "--cwd", str(REPO_ROOT), "--env", f"HOSTILE_STATE={tmp_path / 'state'}",
+        "--cwd", str(REPO_ROOT), "--env", f"HOSTILE_STATE={tmp_path / 'state'}", "--start-timeout", "90",
     )  # fmt: skip
     assert added.returncode == 0, added.stderr
     assert "pinned lookup" in added.stdout
     assert set(PinStore(pins_path(colony_home)).servers()["hostile"]) >= {"lookup", "record", "hang"}
-    assert load_servers(servers_path(colony_home)).servers["hostile"].cwd == str(REPO_ROOT)  # type: ignore[union-attr]
+    saved = load_servers(servers_path(colony_home)).servers["hostile"]
+    assert saved.cwd == str(REPO_ROOT) and (saved.timeout, saved.start_timeout) == (30, 90)  # type: ignore[union-attr]
 
     listed = json.loads(colony(colony_home, "list", "--json").stdout)
     [server] = listed["servers"]

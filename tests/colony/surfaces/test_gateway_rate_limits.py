@@ -119,12 +119,19 @@ def test_a_principal_s_tokens_share_its_buckets(gateway: str) -> None:
 def test_the_concurrency_cap_spans_both_surfaces(gateway: str) -> None:
     """While one /mcp call of async_sleeper runs, the same caller's next one is refused on either surface."""
     holder: list[httpx.Response] = []
-    running = threading.Thread(
-        target=lambda: holder.append(mcp_call(gateway, "gamma-token", "async_sleeper", {"seconds": 10}))
-    )
+    deadline = time.monotonic() + 60  # a loaded machine may take seconds to open the MCP session
+
+    def hold() -> None:
+        """Call until admitted: a probe below may hold the slot for a moment when the long call arrives."""
+        while time.monotonic() < deadline:
+            answer = mcp_call(gateway, "gamma-token", "async_sleeper", {"seconds": 10})
+            if answer.status_code != 429:
+                holder.append(answer)
+                return
+
+    running = threading.Thread(target=hold)
     running.start()
     refused: httpx.Response | None = None
-    deadline = time.monotonic() + 60  # a loaded machine may take seconds to open the MCP session
     while running.is_alive() and time.monotonic() < deadline:  # until the long call holds its slot (10 s)
         attempt = tool_call(gateway, "gamma-token", "async_sleeper", {"seconds": 0})
         if attempt.status_code == 429:
