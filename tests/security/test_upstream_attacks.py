@@ -59,6 +59,7 @@ async def lookup(runtime: Runtime, key: str = "k") -> object:
 
 
 async def test_a_hanging_call_times_out_alone_while_other_calls_are_served(runtime: Runtime) -> None:
+    assert await lookup(runtime, "before") == {"result": "value of before"}  # started: its start is not timed below
     hanging = asyncio.create_task(runtime.call(CallRequest("hostile__hang", {}), AGENT))
     await asyncio.sleep(0.5)
     started = time.monotonic()

@@ -47,6 +47,7 @@ async def test_a_library_runtime_keeps_it_in_this_process(make_runtime: MakeRunt
 async def test_a_cpu_bound_call_past_its_deadline_kills_its_worker(make_runtime: MakeRuntime, tmp_path: Path) -> None:
     pid_file = tmp_path / "worker.pid"
     runtime = make_runtime(timeout_seconds=3, isolate_cpu_bound=True)
+    await runtime.call(CallRequest("spinner", {"seconds": 0}), LOCAL_OPERATOR)  # a worker is up: its start is not timed
     with pytest.raises(CallTimeoutError, match=r"spinner did not finish within 3 s"):
         await runtime.call(CallRequest("spinner", {"seconds": 600, "pid_file": str(pid_file)}), LOCAL_OPERATOR)
     pid = int(pid_file.read_text())
