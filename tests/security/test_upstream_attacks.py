@@ -233,6 +233,7 @@ def _zombie(pid: int) -> bool:
         return True
 
 
+@pytest.mark.slow  # two starts, each its deadline and then the stop's grace for a server that ignores its stdin
 async def test_a_server_that_never_finishes_its_handshake_fails_its_start_and_leaves_no_process(
     tmp_path: Path,
 ) -> None:
