@@ -43,7 +43,9 @@ BIN = Path(sys.executable).parent
 SECRET = "at-scale-test-secret"
 HEARTBEAT_SECONDS = 5  # beats every 5 s instead of 30, so a lost run is found sooner
 ZOMBIE_SECONDS = 20  # four beats: a live run on a busy machine is never judged dead
-START_SECONDS = 60  # a run the lost worker had claimed but not started is crashed this long after its claim
+# A run the lost worker had claimed but not started is crashed this long after its claim. A loaded
+# CI machine takes 40 s and more from a claim to a run's first beat: a shorter window crashes live runs.
+START_SECONDS = 120
 SLOW_RUNS = 5  # more than one worker's limit (4), so both workers hold some
 RESULTS_BLOCK = "local-file-system/colony-results"
 LEDGER = {

@@ -13,9 +13,10 @@ import pytest
 from bench.hostile_load import Phase, measure, ms
 
 STALL_MS = 1000.0
-# The attackers may take their share of two cores; honest callers crowded out would serve
-# a small fraction of the quiet phase's calls (the ReDoS once served none for 45 s).
-SERVED_SHARE = 0.5
+# The attackers may take their share of two cores, and on CI the suite's other workers take
+# theirs, unevenly between the phases (honest callers served 44% of the quiet phase's calls
+# there); honest callers crowded out would serve next to none (the ReDoS once served none for 45 s).
+SERVED_SHARE = 0.25
 
 
 @pytest.fixture(scope="module")
