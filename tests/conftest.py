@@ -11,6 +11,12 @@ import os
 from pathlib import Path
 
 import pytest
+from hypothesis import HealthCheck, settings
+
+# How fast Hypothesis draws its inputs depends on the machine's load, not on the code under test:
+# on a shared CI machine its too_slow health check fails correct properties.
+settings.register_profile("colony", suppress_health_check=[HealthCheck.too_slow])
+settings.load_profile("colony")
 
 pytest_plugins = sorted(
     f"tests.services.{path.stem}"
