@@ -13,12 +13,15 @@ from __future__ import annotations
 import time
 from collections import OrderedDict
 from contextvars import ContextVar
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from colony.telemetry import attributes as attrs
 from colony.telemetry import metrics
 from colony.telemetry.redaction import redacted
 from colony.telemetry.tracing import settings, tracer
+
+if TYPE_CHECKING:
+    from opentelemetry.trace import Tracer
 
 __all__ = [
     "APPROVAL",
@@ -46,8 +49,8 @@ class Stage:
 
     __slots__ = ("_manager", "_started", "_tracer", "name", "span", "timed")
 
-    def __init__(self, name: str, timed: bool = False, active: Any = None) -> None:
-        self.name, self.timed, self._tracer = name, timed, active  # active: the tracer its span starts on, or None
+    def __init__(self, name: str, timed: bool = False, active: Tracer | None = None) -> None:
+        self.name, self.timed, self._tracer = name, timed, active  # the tracer its span starts on, or None
         self.span: Any = None
         self._manager: Any = None
         self._started = 0.0

@@ -132,7 +132,7 @@ class UpstreamServer:
             if self._supervisor is None or self._supervisor.done():
                 backoff = self._retry_at - time.monotonic()
                 if backoff > 0:
-                    await anyio.sleep(backoff)  # 10 s at most, then a start of its own deadline
+                    await anyio.sleep(backoff)  # at most 10 s; the start then has its own deadline
                 self._ready.clear()
                 self._broken.clear()
                 self._supervisor = asyncio.get_running_loop().create_task(self._supervise(), name=f"mcp:{self.name}")
@@ -153,8 +153,9 @@ class UpstreamServer:
         """Own the client from start to stop; record why it ended, for the next call's backoff."""
         connected = False
         start_timeout = self.config.start_timeout
+        starting = asyncio.timeout(start_timeout)
         try:
-            async with asyncio.timeout(start_timeout) as starting, self._client_for() as client:
+            async with starting, self._client_for() as client:
                 self.out_of_service = self._on_listed(self.name, await _listed(client)).out_of_service
                 starting.reschedule(None)  # started: the session lives until it breaks or Colony stops
                 self._client, self._failure, self._failures = client, None, 0
@@ -162,8 +163,9 @@ class UpstreamServer:
                 connected = True
                 metrics.upstream_connected(self.name, 1)
                 await self._broken.wait()
-        except TimeoutError:
-            self._failure = TimeoutError(f"no answer to its MCP handshake within {start_timeout:g} s")
+        except TimeoutError as error:  # the start's deadline, or a timeout the transport raised itself
+            late = TimeoutError(f"no answer to its MCP handshake within {start_timeout:g} s")
+            self._failure = late if starting.expired() else error
         except Exception as error:  # noqa: BLE001 - any failure of the server is the next call's answer
             self._failure = error
         finally:

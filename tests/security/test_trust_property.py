@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from hypothesis import HealthCheck, settings
+from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -153,7 +153,5 @@ class SelfPromotion(RuleBasedStateMachine):
             self.trust[agent], self.floor[agent] = trust, floor
 
 
-SelfPromotion.TestCase.settings = settings(
-    max_examples=60, stateful_step_count=30, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+SelfPromotion.TestCase.settings = settings(max_examples=60, stateful_step_count=30, deadline=None)
 test_no_unprivileged_sequence_raises_its_own_trust = SelfPromotion.TestCase

@@ -211,19 +211,22 @@ async def test_no_server_process_outlives_the_runtime(upstream: Upstream, tmp_pa
     started = (await runtime.call(CallRequest("hostile__started", {}), AGENT)).result
     assert started is not None
     state = str(tmp_path / "s")
-    [pid] = [int(p) for p in os.listdir("/proc") if p.isdigit() and _is_hostile(int(p), state)]
+    [pid] = _started_with(state)
     await runtime.aclose()
     assert not Path(f"/proc/{pid}").exists() or _zombie(pid)
 
 
-def _is_hostile(pid: int, state: str) -> bool:
-    """Whether ``pid`` is the hostile server this test started (its state file says so; other tests run beside)."""
-    try:
-        command = Path(f"/proc/{pid}/cmdline").read_bytes().decode(errors="replace")
-        environment = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace")
-    except OSError:
-        return False
-    return "tests.servers.hostile_mcp" in command and f"HOSTILE_STATE={state}" in environment
+def _started_with(state: str) -> list[int]:
+    """The processes started with this test's ``HOSTILE_STATE`` (its own path: other tests run beside)."""
+    found = []
+    for entry in os.listdir("/proc"):
+        try:
+            environment = Path(f"/proc/{entry}/environ").read_bytes() if entry.isdigit() else b""
+        except OSError:  # gone meanwhile, or not ours to read
+            continue
+        if f"HOSTILE_STATE={state}".encode() in environment.split(b"\0"):
+            found.append(int(entry))
+    return found
 
 
 def _zombie(pid: int) -> bool:
@@ -256,19 +259,6 @@ async def test_a_server_that_never_finishes_its_handshake_fails_its_start_and_le
         with pytest.raises(UpstreamUnavailableError, match="handshake within 1 s"):
             await server.call_tool("anything", {})  # tried again after the backoff: a second start
         assert server.starts == 2
-        assert not [pid for pid in _pids() if _runs_with(pid, f"HOSTILE_STATE={marker}")]
+        assert all(_zombie(pid) for pid in _started_with(marker))  # killed: gone, or dead and not yet reaped
     finally:
         await server.aclose()
-
-
-def _pids() -> list[int]:
-    return [int(p) for p in os.listdir("/proc") if p.isdigit()]
-
-
-def _runs_with(pid: int, variable: str) -> bool:
-    """Whether ``pid`` is alive (not a zombie) with ``variable`` in its environment."""
-    try:
-        environment = Path(f"/proc/{pid}/environ").read_bytes().decode(errors="replace")
-    except OSError:
-        return False
-    return variable in environment and not _zombie(pid)

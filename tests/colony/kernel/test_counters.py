@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 from sqlalchemy import func, select
@@ -170,9 +170,7 @@ class CountersAgainstTheKernel(RuleBasedStateMachine):
         assert budget == pytest.approx(open_amount)
 
 
-CountersAgainstTheKernel.TestCase.settings = settings(
-    max_examples=25, stateful_step_count=30, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+CountersAgainstTheKernel.TestCase.settings = settings(max_examples=25, stateful_step_count=30, deadline=None)
 test_counters_hold_on_every_path = CountersAgainstTheKernel.TestCase
 
 

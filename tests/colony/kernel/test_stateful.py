@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import HealthCheck, settings
+from hypothesis import settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, precondition, rule
 
@@ -128,7 +128,5 @@ class LedgerAndField(RuleBasedStateMachine):
         assert dimension.max == LIMIT
 
 
-LedgerAndField.TestCase.settings = settings(
-    max_examples=20, stateful_step_count=30, deadline=None, suppress_health_check=[HealthCheck.too_slow]
-)
+LedgerAndField.TestCase.settings = settings(max_examples=20, stateful_step_count=30, deadline=None)
 test_kernel_matches_model = LedgerAndField.TestCase
