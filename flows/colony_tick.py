@@ -1,7 +1,8 @@
 """colony_tick: advance the colony one tick and show its state in the Prefect UI.
 
 After the kernel's tick (evaporation, expiry) the flow settles the held runs whose approval
-was decided elsewhere or expired (``flows.holds.settle_held_runs``), then publishes the status as artifacts:
+was decided elsewhere or expired (``flows.holds.settle_held_runs``) and crashes the runs lost
+while they started that Prefect's triggers missed (``flows._recovery``), then publishes the status as artifacts:
 a table of the strongest signals, the budget usage, the role distribution and a short
 summary. When the role distribution differs from the previous tick's (kept in a Prefect
 Variable), it emits a ``colony.roles.changed`` event for automations.
@@ -10,6 +11,7 @@ Variable), it emits a ``colony.roles.changed`` event for automations.
 from __future__ import annotations
 
 from datetime import UTC, datetime
+from uuid import UUID
 
 from prefect import flow, get_run_logger, task
 from prefect.artifacts import create_markdown_artifact, create_table_artifact
@@ -21,10 +23,11 @@ from blocks import load_settings
 from colony.kernel import ColonyStatus, KernelSettings
 from flows._events import emit_roles
 from flows._heartbeat import beating
+from flows._recovery import crash_lost_starts
 from flows.holds import Settled, settle_held_runs
 from tasks.kernel import kernel_for, tick
 
-__all__ = ["ROLES_VARIABLE", "colony_tick", "publish_status", "settle_holds"]
+__all__ = ["ROLES_VARIABLE", "colony_tick", "crash_lost", "publish_status", "settle_holds"]
 
 ROLES_VARIABLE = "colony_role_distribution"
 
@@ -97,6 +100,15 @@ def settle_holds(settings: KernelSettings) -> list[Settled]:
     return settled
 
 
+@task(name="colony.crash-lost-starts", tags={"colony"}, cache_policy=NO_CACHE)
+def crash_lost() -> list[UUID]:
+    """Mark Crashed the Colony runs still pending ``COLONY_START_SECONDS`` after a worker claimed them."""
+    crashed = crash_lost_starts()
+    for run in crashed:
+        get_run_logger().warning("flow run %s was claimed and never started: marked Crashed", run)
+    return crashed
+
+
 @flow(name="colony-tick")
 @beating
 def colony_tick() -> ColonyStatus:
@@ -109,5 +121,6 @@ def colony_tick() -> ColonyStatus:
     settings = load_settings().kernel
     status = tick(settings, key)
     settle_holds(settings)
+    crash_lost()
     publish_status(status)
     return status

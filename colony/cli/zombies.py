@@ -11,7 +11,9 @@ person, whose process has exited) is not a zombie.
 
 A run that dies before its first beat (its worker claimed it, Pending, then the machine was
 lost while the process started) never opens that window. The second automation gives every
-claimed run ``start_seconds`` to beat, finish or pause, and crashes it otherwise.
+claimed run ``start_seconds`` to beat, finish or pause, and crashes it otherwise. Prefect's
+triggers can miss a claim made soon after the scheduler created the run; every tick crashes
+such a run too (``flows._recovery``).
 
 The third puts a crashed Colony run back in the queue (``AwaitingRetry``, as the UI's
 retry does), so a worker still alive takes it without a person. That is safe for every
@@ -33,10 +35,9 @@ from prefect.client.schemas.objects import StateType
 from prefect.events.actions import ChangeFlowRunState
 from prefect.events.schemas.automations import AutomationCore, EventTrigger, Posture
 from prefect.events.schemas.events import ResourceSpecification
-from pydantic import Field, model_validator
-from pydantic_settings import SettingsConfigDict
 
-from flows._heartbeat import HEARTBEAT_EVENT, HeartbeatSettings
+from flows._heartbeat import HEARTBEAT_EVENT
+from flows._recovery import COLONY_TAG, RecoverySettings, lost_start_message
 
 __all__ = [
     "RECOVERY_AUTOMATION",
@@ -52,46 +53,6 @@ __all__ = [
 ZOMBIE_AUTOMATION = "colony: crash zombie flow runs"
 START_AUTOMATION = "colony: crash flow runs lost while starting"
 RECOVERY_AUTOMATION = "colony: retry crashed flow runs"
-MISSED_HEARTBEATS = 3
-START_SECONDS = 300  # a claimed run's process has this long to beat: room for an image pull or a loaded machine
-SHORTEST_WINDOW_SECONDS = 10  # Prefect refuses a proactive trigger's window shorter than this
-COLONY_TAG = "colony"  # every Colony deployment's tag (prefect.yaml, flows.deployments)
-
-
-class RecoverySettings(HeartbeatSettings):
-    """When a run counts as dead, and how often a crashed run is started again (``COLONY_*``)."""
-
-    model_config = SettingsConfigDict(env_prefix="COLONY_", extra="ignore")
-
-    zombie_seconds: int = Field(
-        default_factory=lambda fields: max(SHORTEST_WINDOW_SECONDS, MISSED_HEARTBEATS * fields["heartbeat_seconds"]),
-        description="Seconds without a heartbeat after which a run is marked Crashed (more than one beat, at least "
-        f"{SHORTEST_WINDOW_SECONDS}; default {MISSED_HEARTBEATS} beats).",
-    )
-    start_seconds: int = Field(
-        default=START_SECONDS,
-        ge=SHORTEST_WINDOW_SECONDS,
-        le=86_400,
-        description="Seconds a flow run a worker has claimed (Pending) may take to send its first heartbeat "
-        "before it is marked Crashed (its worker died while it started).",
-    )
-    crash_retries: int = Field(
-        default=3, ge=0, le=20, description="How many starts of a run may crash and still be scheduled again."
-    )
-
-    @model_validator(mode="after")
-    def _longer_than_a_beat(self) -> RecoverySettings:
-        if self.zombie_seconds < SHORTEST_WINDOW_SECONDS:
-            raise ValueError(
-                f"zombie_seconds ({self.zombie_seconds} s) must be at least {SHORTEST_WINDOW_SECONDS} s: "
-                "Prefect evaluates no shorter proactive window"
-            )
-        if self.zombie_seconds <= self.heartbeat_seconds:
-            raise ValueError(
-                f"zombie_seconds ({self.zombie_seconds} s) must be more than one heartbeat "
-                f"(heartbeat_seconds, {self.heartbeat_seconds} s): a live run would be judged dead"
-            )
-        return self
 
 
 def zombie_automation(settings: RecoverySettings | None = None) -> AutomationCore:
@@ -114,12 +75,7 @@ def start_automation(settings: RecoverySettings | None = None) -> AutomationCore
         name=START_AUTOMATION,
         description="Marks a flow run Crashed when it never beat after a worker claimed it (the worker died).",
         trigger=_alive_within(after="prefect.flow-run.Pending", seconds=settings.start_seconds),
-        actions=[
-            ChangeFlowRunState(
-                state=StateType.CRASHED,
-                message=f"Flow run marked as crashed: no heartbeat within {settings.start_seconds} s of being claimed.",
-            )
-        ],
+        actions=[ChangeFlowRunState(state=StateType.CRASHED, message=lost_start_message(settings.start_seconds))],
     )
 
 

@@ -3,16 +3,21 @@
 from __future__ import annotations
 
 import time
+from datetime import UTC, datetime, timedelta
+from uuid import uuid4
 
 import pytest
+from prefect import flow
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
-from prefect.client.schemas.objects import Artifact
+from prefect.client.schemas.objects import Artifact, FlowRun
 from prefect.events.filters import EventFilter, EventNameFilter, EventResourceFilter
+from prefect.states import Pending, Submitting
 from prefect.variables import Variable
 
 from colony.kernel import KernelSettings, RecordOutcomeRequest, SignalType
 from flows._events import ROLES_CHANGED
+from flows._recovery import SHORTEST_WINDOW_SECONDS, lost_start_message
 from flows.colony_tick import ROLES_VARIABLE, colony_tick
 from flows.pruning_report import pruning_report
 from tasks.kernel import kernel_for
@@ -75,3 +80,34 @@ def test_the_pruning_report_is_an_artifact() -> None:
     assert report.total_candidates == len(report.candidates)
     artifact = latest_artifact("colony-pruning-report")
     assert artifact.type == "table" and f"{report.total_candidates} pruning candidate" in (artifact.description or "")
+
+
+@flow(name="claimed-and-lost")
+def claimed_and_lost() -> None:
+    """A flow whose run a worker claimed and whose process never started."""
+
+
+def test_a_tick_crashes_the_colony_runs_claimed_longer_ago_than_the_start_window(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # What the lost-start automation misses when Prefect's triggers hold a run's Pending event.
+    monkeypatch.setenv("COLONY_START_SECONDS", str(SHORTEST_WINDOW_SECONDS))
+    with get_client(sync_client=True) as client:
+
+        def claimed(tags: list[str]) -> FlowRun:
+            run = client.create_flow_run(claimed_and_lost, name=f"claimed-{uuid4()}", tags=tags, state=Pending())
+            client.set_flow_run_state(run.id, Submitting())  # what a worker proposes next
+            return client.read_flow_run(run.id)
+
+        lost = claimed(["colony"])
+        elsewhere = claimed(["not-colony"])  # a run of someone else's deployment
+        assert lost.state is not None and lost.state.timestamp is not None
+        window_closed = lost.state.timestamp + timedelta(seconds=SHORTEST_WINDOW_SECONDS + 1)
+        time.sleep(max(0.0, (window_closed - datetime.now(UTC)).total_seconds()))  # the claim's age is the point
+        starting = claimed(["colony"])  # still inside its window
+        colony_tick()
+        states = {run.id: client.read_flow_run(run.id).state for run in (lost, elsewhere, starting)}
+    crashed = states[lost.id]
+    assert crashed is not None and crashed.name == "Crashed"
+    assert crashed.message == lost_start_message(SHORTEST_WINDOW_SECONDS)
+    assert [getattr(states[run.id], "name", None) for run in (elsewhere, starting)] == ["Submitting", "Submitting"]

@@ -21,16 +21,14 @@ from prefect.states import Pending
 from pydantic import ValidationError
 
 from colony.cli.zombies import (
-    MISSED_HEARTBEATS,
     RECOVERY_AUTOMATION,
-    SHORTEST_WINDOW_SECONDS,
     START_AUTOMATION,
     ZOMBIE_AUTOMATION,
-    RecoverySettings,
     ensure_automations,
     recovery_automation,
 )
 from flows._heartbeat import HEARTBEAT_EVENT, HeartbeatSettings
+from flows._recovery import MISSED_HEARTBEATS, SHORTEST_WINDOW_SECONDS, RecoverySettings
 from flows.deployments import FLOW_RUN_ENV
 from tests.services.prefect import PrefectServer, prefect_api
 

@@ -1,0 +1,110 @@
+"""When a Colony run counts as lost, and the tick's backstop for runs lost while they started.
+
+``colony.cli.zombies`` turns these settings into Prefect automations. One case escapes them:
+Prefect's triggers hold a state-change event until they have seen the event it follows,
+for up to 15 minutes, and the scheduler inserts its runs' Scheduled states without
+emitting events. The Pending event of a scheduled run a worker claims within five minutes
+of its scheduling (the first ticks after a deploy) is held, then judged after its window
+was swept away: the lost-start automation never sees it, and a run whose worker died
+while it started would stay Pending for good. Every tick therefore crashes the Colony runs
+still pending ``start_seconds`` after their claim (``crash_lost_starts``), as the
+automation would have.
+"""
+
+from __future__ import annotations
+
+from datetime import UTC, datetime, timedelta
+from uuid import UUID
+
+from prefect.client.orchestration import get_client
+from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterState, FlowRunFilterStateType, FlowRunFilterTags
+from prefect.client.schemas.objects import StateType
+from prefect.client.schemas.sorting import FlowRunSort
+from prefect.states import Crashed
+from pydantic import Field, model_validator
+from pydantic_settings import SettingsConfigDict
+
+from flows._heartbeat import HeartbeatSettings
+
+__all__ = [
+    "COLONY_TAG",
+    "MISSED_HEARTBEATS",
+    "SHORTEST_WINDOW_SECONDS",
+    "START_SECONDS",
+    "RecoverySettings",
+    "crash_lost_starts",
+    "lost_start_message",
+]
+
+MISSED_HEARTBEATS = 3
+START_SECONDS = 300  # a claimed run's process has this long to beat: room for an image pull or a loaded machine
+SHORTEST_WINDOW_SECONDS = 10  # Prefect refuses a proactive trigger's window shorter than this
+COLONY_TAG = "colony"  # every Colony deployment's tag (prefect.yaml, flows.deployments)
+_SWEPT_PER_TICK = 200  # the oldest first; a larger backlog is taken by the next ticks
+
+
+class RecoverySettings(HeartbeatSettings):
+    """When a run counts as dead, and how often a crashed run is started again (``COLONY_*``)."""
+
+    model_config = SettingsConfigDict(env_prefix="COLONY_", extra="ignore")
+
+    zombie_seconds: int = Field(
+        default_factory=lambda fields: max(SHORTEST_WINDOW_SECONDS, MISSED_HEARTBEATS * fields["heartbeat_seconds"]),
+        description="Seconds without a heartbeat after which a run is marked Crashed (more than one beat, at least "
+        f"{SHORTEST_WINDOW_SECONDS}; default {MISSED_HEARTBEATS} beats).",
+    )
+    start_seconds: int = Field(
+        default=START_SECONDS,
+        ge=SHORTEST_WINDOW_SECONDS,
+        le=86_400,
+        description="Seconds a flow run a worker has claimed (Pending) may take to send its first heartbeat "
+        "before it is marked Crashed (its worker died while it started).",
+    )
+    crash_retries: int = Field(
+        default=3, ge=0, le=20, description="How many starts of a run may crash and still be scheduled again."
+    )
+
+    @model_validator(mode="after")
+    def _longer_than_a_beat(self) -> RecoverySettings:
+        if self.zombie_seconds < SHORTEST_WINDOW_SECONDS:
+            raise ValueError(
+                f"zombie_seconds ({self.zombie_seconds} s) must be at least {SHORTEST_WINDOW_SECONDS} s: "
+                "Prefect evaluates no shorter proactive window"
+            )
+        if self.zombie_seconds <= self.heartbeat_seconds:
+            raise ValueError(
+                f"zombie_seconds ({self.zombie_seconds} s) must be more than one heartbeat "
+                f"(heartbeat_seconds, {self.heartbeat_seconds} s): a live run would be judged dead"
+            )
+        return self
+
+
+def lost_start_message(start_seconds: int) -> str:
+    """The message of a run crashed because it never beat after its claim (the automation's and the tick's)."""
+    return f"Flow run marked as crashed: no heartbeat within {start_seconds} s of being claimed."
+
+
+def crash_lost_starts(settings: RecoverySettings | None = None) -> list[UUID]:
+    """Mark Crashed every Colony run pending for more than ``start_seconds``; the runs it crashed.
+
+    A run's pending states (Pending, then the worker's Submitting) are its claim; a run that
+    began, beat, paused or ended has left them. Crashed is proposed like the automation's
+    action, so a run that leaves Pending at that moment is judged by Prefect's rules as there.
+    """
+    settings = settings or RecoverySettings()
+    claimed_before = datetime.now(UTC) - timedelta(seconds=settings.start_seconds)
+    pending = FlowRunFilter(
+        state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.PENDING])),
+        tags=FlowRunFilterTags(all_=[COLONY_TAG]),
+    )
+    crashed = []
+    with get_client(sync_client=True) as client:
+        runs = client.read_flow_runs(
+            flow_run_filter=pending, sort=FlowRunSort.EXPECTED_START_TIME_ASC, limit=_SWEPT_PER_TICK
+        )
+        for run in runs:
+            if run.state is None or run.state.timestamp is None or run.state.timestamp >= claimed_before:
+                continue
+            client.set_flow_run_state(run.id, Crashed(message=lost_start_message(settings.start_seconds)))
+            crashed.append(run.id)
+    return crashed
