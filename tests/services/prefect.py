@@ -27,7 +27,6 @@ from prefect.settings import (
     PREFECT_SERVER_SERVICES_TASK_RUN_RECORDER_FLUSH_INTERVAL,
     temporary_settings,
 )
-from prefect.testing.utilities import prefect_test_harness
 
 from tests.services import free_port, unavailable
 
@@ -52,6 +51,9 @@ FAST_CLIENT_LOOPS = {
 @pytest.fixture(scope="session")
 def prefect_harness(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     """Prefect's test harness for the session, results in a temporary directory; its API URL."""
+    # Imported here: it loads Prefect's whole server (about 4 s), which a run without this fixture never needs.
+    from prefect.testing.utilities import prefect_test_harness
+
     storage = tmp_path_factory.mktemp("prefect-storage")
     fast = {
         PREFECT_SERVER_SERVICES_EVENT_PERSISTER_FLUSH_INTERVAL: 1.0,
