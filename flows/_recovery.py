@@ -14,15 +14,17 @@ automation would have.
 from __future__ import annotations
 
 from datetime import UTC, datetime, timedelta
+from typing import Any
 from uuid import UUID
 
 from prefect.client.orchestration import get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterState, FlowRunFilterStateType, FlowRunFilterTags
 from prefect.client.schemas.objects import StateType
+from prefect.client.schemas.responses import OrchestrationResult, SetStateStatus
 from prefect.client.schemas.sorting import FlowRunSort
+from prefect.exceptions import ObjectNotFound
 from prefect.states import Crashed
 from pydantic import Field, model_validator
-from pydantic_settings import SettingsConfigDict
 
 from flows._heartbeat import HeartbeatSettings
 
@@ -45,8 +47,6 @@ _SWEPT_PER_TICK = 200  # the oldest first; a larger backlog is taken by the next
 
 class RecoverySettings(HeartbeatSettings):
     """When a run counts as dead, and how often a crashed run is started again (``COLONY_*``)."""
-
-    model_config = SettingsConfigDict(env_prefix="COLONY_", extra="ignore")
 
     zombie_seconds: int = Field(
         default_factory=lambda fields: max(SHORTEST_WINDOW_SECONDS, MISSED_HEARTBEATS * fields["heartbeat_seconds"]),
@@ -89,7 +89,8 @@ def crash_lost_starts(settings: RecoverySettings | None = None) -> list[UUID]:
 
     A run's pending states (Pending, then the worker's Submitting) are its claim; a run that
     began, beat, paused or ended has left them. Crashed is proposed like the automation's
-    action, so a run that leaves Pending at that moment is judged by Prefect's rules as there.
+    action, so a run that leaves Pending at that moment is judged by Prefect's rules as there;
+    a run deleted meanwhile, or whose proposal Prefect turned down, is not counted.
     """
     settings = settings or RecoverySettings()
     claimed_before = datetime.now(UTC) - timedelta(seconds=settings.start_seconds)
@@ -105,6 +106,12 @@ def crash_lost_starts(settings: RecoverySettings | None = None) -> list[UUID]:
         for run in runs:
             if run.state is None or run.state.timestamp is None or run.state.timestamp >= claimed_before:
                 continue
-            client.set_flow_run_state(run.id, Crashed(message=lost_start_message(settings.start_seconds)))
-            crashed.append(run.id)
+            try:
+                answer: OrchestrationResult[Any] = client.set_flow_run_state(
+                    run.id, Crashed(message=lost_start_message(settings.start_seconds))
+                )
+            except ObjectNotFound:
+                continue
+            if answer.status is SetStateStatus.ACCEPT:
+                crashed.append(run.id)
     return crashed

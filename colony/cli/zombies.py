@@ -43,7 +43,6 @@ __all__ = [
     "RECOVERY_AUTOMATION",
     "START_AUTOMATION",
     "ZOMBIE_AUTOMATION",
-    "RecoverySettings",
     "ensure_automations",
     "recovery_automation",
     "start_automation",
