@@ -146,6 +146,11 @@ class PolicyStore:
         """Whether the next ``current`` looks at the files again (a caller on an event loop does it in a thread)."""
         return self._index is None or self.clock() - self._checked >= self.check_seconds
 
+    def fresh(self) -> PolicyIndex | None:
+        """The set in force when no look at the files is due, else None (a call's fast path: one clock read)."""
+        index = self._index
+        return index if index is not None and self.clock() - self._checked < self.check_seconds else None
+
     def current(self) -> PolicyIndex:
         """The set in force (reloaded first when it is time to look and a file changed)."""
         now = self.clock()

@@ -125,6 +125,8 @@ class CallOutcome:
 
     def __post_init__(self) -> None:
         """A verdict, record or approval given in its wire form (a JSON object) is read into its view."""
+        if self.verdict is None and self.record is None and self.approval is None:
+            return  # a pure call's outcome: nothing to read
         for name, view in (("verdict", VerdictView), ("record", RecordView), ("approval", ApprovalView)):
             value = getattr(self, name)
             if value is not None and isinstance(value, Mapping):

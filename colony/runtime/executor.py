@@ -17,6 +17,7 @@ from typing import Any, Protocol
 import anyio
 import anyio.to_thread
 
+from colony.capability import ActionDefinition
 from colony.deadlines import deadline_scope, kill_grace
 from colony.errors import CallTimeoutError, ColonyError, ToolExecutionError
 from colony.runtime.authorization import Authorization, require_authorization
@@ -91,7 +92,7 @@ class InProcessExecutor:
         Colony errors.
         """
         definition = tool.cls.actions()[action]
-        if definition.is_async or (tool.cls.cpu_bound and self.workers is not None) or _runs_inline(tool, action):
+        if definition.is_async or (tool.cls.cpu_bound and self.workers is not None) or _runs_inline(tool, definition):
             return None
 
         def call(arguments: dict[str, Any], authorization: Authorization | None) -> Any:
@@ -111,13 +112,13 @@ class InProcessExecutor:
     async def _run(
         self, tool: CatalogTool, action: str, arguments: dict[str, Any], authorization: Authorization | None
     ) -> Any:
-        if tool.governed(action):
+        definition = tool.cls.actions()[action]
+        if definition.governed:
             require_authorization(authorization, tool.name, action)
         instance = self.pool.instance(tool.cls)
-        definition = tool.cls.actions()[action]
         try:
-            if not definition.is_async and _runs_inline(tool, action):
-                return await instance.invoke(action, arguments)
+            if not definition.is_async and _runs_inline(tool, definition):
+                return instance.bound_action(action)(**arguments)  # a pure call this short runs on the loop
             # The deadline travels with the call (a sandbox kills its command at it and answers
             # with what it did); a call still running a grace later is cancelled, and the
             # cancellation kills what the call started before it is reported.
@@ -152,6 +153,6 @@ def as_tool_error(tool: CatalogTool, error: Exception) -> ColonyError:
     return ToolExecutionError(f"{tool.name} failed: {type(error).__name__}: {error}", retryable=transient)
 
 
-def _runs_inline(tool: CatalogTool, action: str) -> bool:
+def _runs_inline(tool: CatalogTool, definition: ActionDefinition) -> bool:
     declared = tool.cls.spec.cost_model.cpu_seconds
-    return not tool.governed(action) and 0 < declared < _INLINE_CPU_SECONDS
+    return not definition.governed and 0 < declared < _INLINE_CPU_SECONDS

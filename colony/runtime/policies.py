@@ -112,9 +112,8 @@ class PolicyStep:
         Most actions under most policy sets have one (the shipped baseline permits them all): the
         call is answered without a coroutine, a context or Cedar.
         """
-        if self.store.due():
-            return None
-        return self.store.current().fixed(f"{tool.name}.{action}")
+        index = self.store.fresh()
+        return None if index is None else index.fixed(f"{tool.name}.{action}")
 
     async def decide(
         self,
@@ -173,12 +172,19 @@ class PolicyStep:
 
     @staticmethod
     def apply(
-        decision: PolicyDecision, request: CallRequest, tool: CatalogTool, action: str, acting: Acting
+        decision: PolicyDecision,
+        request: CallRequest,
+        tool: CatalogTool,
+        action: str,
+        acting: Acting,
+        *,
+        governed: bool,
     ) -> CallRequest:
         """The request as the rest of the pipeline runs it; PolicyDeniedError for a forbidden call.
 
-        A governed call carries the decision to its proposal (and so to the audit log), whatever
-        the caller put in ``policy`` and ``approval_reason``; a pure call leaves no record to carry it.
+        ``governed`` is the action's own (``tool.governed(action)``). A governed call carries the
+        decision to its proposal (and so to the audit log), whatever the caller put in ``policy`` and
+        ``approval_reason``; a pure call leaves no record to carry it.
         """
         if decision.effect is Effect.FORBID:
             raise decision.refusal(f"{tool.name}.{action}", acting.describe())
@@ -186,6 +192,6 @@ class PolicyStep:
             return dataclasses.replace(
                 request, approval_required=True, approval_reason=decision.hold_reason(), policy=decision.record()
             )
-        if tool.governed(action) or request.approval_required or request.approval_id is not None:
+        if governed or request.approval_required or request.approval_id is not None:
             return dataclasses.replace(request, approval_reason=None, policy=decision.record())
         return request

@@ -14,11 +14,11 @@ small function, testable alone.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 import anyio.to_thread
+import pydantic_core
 
 from colony.callers import CURRENT_CALLER
 from colony.errors import FieldError, PayloadTooLargeError, ToolInputError
@@ -116,8 +116,9 @@ class Runtime:
             decision = self.policies.fixed(tool, action) or await self.policies.decide(
                 tool, action, arguments, principal, request
             )
-            request = self.policies.apply(decision, request, tool, action, acting)
-            governed = tool.governed(action) or request.approval_required or request.approval_id is not None
+            governed = tool.governed(action)
+            request = self.policies.apply(decision, request, tool, action, acting, governed=governed)
+            governed = governed or request.approval_required or request.approval_id is not None
             if governed:  # a pure call is validated by the action itself; a governed one before the gate sees it
                 arguments = validate(tool, action, arguments)
             for requirement in tool.cls.spec.secrets:
@@ -191,7 +192,13 @@ def check_arguments(arguments: Any, max_bytes: int) -> dict[str, Any]:
             f"tool arguments must be a JSON object, got {type(arguments).__name__}",
             errors=[FieldError(field="tool_args", message="not a JSON object", expected="object")],
         )
-    size = len(json.dumps(arguments, default=str))
+    try:  # compact, as they travel; an unknown type counts as its str(), as the tool's schema will judge it
+        size = len(pydantic_core.to_json(arguments, fallback=str))
+    except pydantic_core.PydanticSerializationError as error:  # nested too deep, or a cycle
+        raise ToolInputError(
+            f"tool arguments cannot be encoded as JSON: {error}",
+            errors=[FieldError(field="tool_args", message="not encodable as JSON", expected="object")],
+        ) from None
     if size > max_bytes:
         raise PayloadTooLargeError(f"tool arguments are {size} bytes encoded; the cap is {max_bytes} bytes")
     return dict(arguments)

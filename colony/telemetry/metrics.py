@@ -148,7 +148,7 @@ def count_call(
     """
     if outcome is not None:
         verdict = outcome.verdict.decision if outcome.verdict is not None else "none"
-        ended = outcome.status.value
+        ended = outcome.status  # a StrEnum: the member is its value
     else:
         verdict, ended = "none", type(error).__name__ if error is not None else "unknown"
     governed = outcome is not None and outcome.verdict is not None

@@ -18,42 +18,43 @@ from colony.telemetry.config import TelemetrySettings
 if TYPE_CHECKING:
     from opentelemetry.trace import Tracer
 
-__all__ = ["configure", "provider", "settings", "shutdown", "tracer"]
+__all__ = ["STATE", "configure", "provider", "settings", "shutdown", "tracer"]
 
-_state: dict[str, Any] = {"tracer": None, "provider": None, "settings": TelemetrySettings()}
+STATE: dict[str, Any] = {"tracer": None, "provider": None, "settings": TelemetrySettings()}
+"""The tracer (None: off), its provider and the settings; read directly by the per-call hooks (one lookup, no call)."""
 
 
 def tracer() -> Tracer | None:
     """Colony's tracer, or None when tracing is off."""
-    return _state["tracer"]
+    return STATE["tracer"]
 
 
 def settings() -> TelemetrySettings:
     """The telemetry settings this process runs with."""
-    return _state["settings"]
+    return STATE["settings"]
 
 
 def configure(environ: Mapping[str, str] | None = None) -> TelemetrySettings:
     """Read the settings and, when tracing is asked for, start exporting; a provider already running is shut down."""
     chosen = TelemetrySettings.from_env(environ)
     shutdown()
-    _state["settings"] = chosen
+    STATE["settings"] = chosen
     if chosen.tracing:
-        _state["provider"], _state["tracer"] = _start(environ)
+        STATE["provider"], STATE["tracer"] = _start(environ)
     return chosen
 
 
 def shutdown() -> None:
     """Export what is batched and stop (a server calls this as it stops)."""
-    provider = _state["provider"]
-    _state["provider"] = _state["tracer"] = None
+    provider = STATE["provider"]
+    STATE["provider"] = STATE["tracer"] = None
     if provider is not None:
         provider.shutdown()
 
 
 def provider() -> Any:
     """The SDK's TracerProvider Colony exports with, or None when tracing is off (for pydantic-ai's instrumentation)."""
-    return _state["provider"]
+    return STATE["provider"]
 
 
 def _start(environ: Mapping[str, str] | None) -> tuple[Any, Tracer]:

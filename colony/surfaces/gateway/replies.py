@@ -12,6 +12,7 @@ import json
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+import pydantic_core
 from starlette.types import Send
 
 __all__ = ["Headers", "encode_json", "refusal_body", "send_body", "send_json"]
@@ -30,8 +31,22 @@ def refusal_body(message: str, *, jsonrpc: bool, error: dict[str, Any] | None = 
 
 
 def encode_json(content: Any) -> bytes:
-    """``content`` as the bytes ``JSONResponse.render`` gives (raises ValueError for NaN or infinity)."""
-    return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+    """``content`` as ``JSONResponse.render`` writes it (raises ValueError for NaN or infinity).
+
+    pydantic-core's encoder writes the same compact UTF-8 several times faster than the
+    standard library (a small float's exponent as ``1e-7`` where ``json`` writes ``1e-07``;
+    dates and UUIDs as pydantic writes them, where ``json`` fails). It
+    writes NaN and infinity as bare words, so an answer that may hold one (those words
+    anywhere in it, or a type pydantic cannot encode) is encoded again by ``json``, which
+    refuses them as ``JSONResponse`` does.
+    """
+    try:
+        encoded = pydantic_core.to_json(content, inf_nan_mode="constants")
+    except pydantic_core.PydanticSerializationError:
+        encoded = b"NaN"  # an unknown type: json names it
+    if b"NaN" in encoded or b"Infinity" in encoded:
+        return json.dumps(content, ensure_ascii=False, allow_nan=False, separators=(",", ":")).encode()
+    return encoded
 
 
 async def send_json(send: Send, status: int, content: Any, *, headers: Headers = (), close: bool = False) -> None:

@@ -50,6 +50,19 @@ async def test_arguments_must_be_a_small_json_object(make_runtime: MakeRuntime) 
     assert check_arguments({"a": 1}, 64) == {"a": 1}
 
 
+def test_arguments_that_cannot_be_json_are_the_callers_mistake() -> None:
+    cycle: dict[str, object] = {}
+    cycle["self"] = cycle
+    deep: dict[str, object] = {}
+    inner = deep
+    for _ in range(10_000):
+        inner["a"] = inner = {}
+    for arguments in (cycle, deep):
+        with pytest.raises(ToolInputError, match="cannot be encoded as JSON") as raised:
+            check_arguments(arguments, 1 << 20)
+        assert [error.field for error in raised.value.errors] == ["tool_args"]
+
+
 async def test_bad_arguments_name_each_field(make_runtime: MakeRuntime) -> None:
     with pytest.raises(ToolInputError) as raised:
         await make_runtime().call(CallRequest("unit_convert", {"value": "ten"}), LOCAL_OPERATOR)

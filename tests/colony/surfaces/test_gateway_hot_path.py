@@ -17,6 +17,7 @@ from colony.surfaces.gateway import GatewaySettings, create_app
 from colony.surfaces.gateway.body import BodyGuardMiddleware
 from colony.surfaces.gateway.hot_path import Answer, HotPath
 from colony.surfaces.gateway.origins import OriginPolicy, TransportGuardMiddleware
+from colony.surfaces.gateway.replies import encode_json
 
 CALL = {
     "target": {"kind": "local"},
@@ -108,3 +109,30 @@ def test_every_layer_writes_json_the_same_way(client: TestClient) -> None:
         assert answer.content == compact, (answer.request.url, answer.content)
         assert answer.headers["content-type"] == "application/json"
         assert answer.headers["content-length"] == str(len(answer.content))
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        {"text": "plain", "name": "é ✓ \u2028", "value": 0.1, "big": 1e16, "none": None},
+        [1, 2.5, None, True, {"nested": ["a", -0.0, 2**70]}],
+        {"text": "NaN and Infinity are only words here"},
+    ],
+)
+def test_answers_are_encoded_as_json_response_renders_them(content: object) -> None:
+    assert encode_json(content) == JSONResponse(content).body
+
+
+def test_a_small_float_reads_back_the_same() -> None:
+    assert json.loads(encode_json({"value": 1e-7})) == json.loads(JSONResponse({"value": 1e-7}).body)
+
+
+@pytest.mark.parametrize(
+    ("content", "error"),
+    [({"value": float("nan")}, ValueError), ([float("inf")], ValueError), ({"thing": object()}, TypeError)],
+)
+def test_what_json_response_refuses_is_refused(content: object, error: type[Exception]) -> None:
+    with pytest.raises(error):
+        JSONResponse(content)
+    with pytest.raises(error):
+        encode_json(content)

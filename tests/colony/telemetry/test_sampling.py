@@ -37,7 +37,7 @@ def traced(otlp_receiver: FakeOtlpReceiver, monkeypatch: pytest.MonkeyPatch) -> 
         runtime = Runtime()
         # The spy only for this call: undone on leaving, so the teardown's configure({}) turns tracing off for good.
         with monkeypatch.context() as spying:
-            spying.setitem(tracing._state, "tracer", counter)
+            spying.setitem(tracing.STATE, "tracer", counter)
             try:
                 outcome = await runtime.call(CallRequest("unit_convert", MILES), LOCAL_OPERATOR)
             finally:
