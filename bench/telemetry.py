@@ -1,14 +1,15 @@
 """Telemetry: what tracing and metrics cost a call, side by side in one run.
 
-Three gateways take turns (alternating rounds, so drift on a shared machine hits all
-alike), each under ``bench.surfaces``' sixteen-client load on POST /v1/tool_call
-(unit_convert): the commit before telemetry (``COLONY_BENCH_TELEMETRY_BASELINE``,
-extracted with ``git archive``), this checkout with tracing off (no OTLP endpoint: the
-default; the Prometheus counters on), and this checkout with tracing on, its batch
-exporter sending to a local OTLP/HTTP receiver. The same three run ``bench.governance``'s
-in-process measurement, for the governance cost of a side-effecting call (governed p50 -
-ungoverned p50). Targets: off >= 0.98x the throughput before, on >= 0.85x. Last, the
-cost of one GET /metrics scrape of the gateway that served the load.
+Three gateways take turns (alternating rounds, the order reversed every other round, so
+drift on a shared machine hits all alike), each warmed by 300 calls, then under
+``bench.surfaces``' sixteen-client load on POST /v1/tool_call (unit_convert): the commit
+before telemetry (``COLONY_BENCH_TELEMETRY_BASELINE``, extracted with ``git archive``),
+this checkout with tracing off (no OTLP endpoint: the default; the Prometheus counters
+on), and this checkout with tracing on, its batch exporter sending to a local OTLP/HTTP
+receiver. The same three run ``bench.governance``'s in-process measurement, for the
+governance cost of a side-effecting call (governed p50 - ungoverned p50). Targets: off
+>= 0.98x the throughput before, on >= 0.85x. Last, the cost of one GET /metrics scrape
+of the gateway that served the load.
 """
 
 from __future__ import annotations
@@ -24,9 +25,10 @@ from contextlib import contextmanager
 from pathlib import Path
 
 import httpx
+import uvloop
 
 from bench.audit import REPO, extract, governance_cost, measure
-from bench.surfaces import TOOL_CALL, free_port, loaded_run, ms, request_bytes, start_gateway
+from bench.surfaces import TOOL_CALL, free_port, loaded_run, ms, request_bytes, sequential, start_gateway
 
 BASELINE = os.environ.get("COLONY_BENCH_TELEMETRY_BASELINE", "f92af09")
 ROUNDS = 3
@@ -76,7 +78,9 @@ def throughput(source: Path | None, env: dict[str, str]) -> float:
     with tempfile.TemporaryDirectory() as home:
         gateway = start_gateway(port, home, 1, source, env)
         try:
-            rate, _, _ = loaded_run(port, gateway.pid, request_bytes("/v1/tool_call", TOOL_CALL, port))
+            request = request_bytes("/v1/tool_call", TOOL_CALL, port)
+            uvloop.run(sequential(port, request, 300))  # warm: the first calls import and compile what they use
+            rate, _, _ = loaded_run(port, gateway.pid, request)
         finally:
             gateway.terminate()
             gateway.wait(timeout=10)
@@ -114,8 +118,9 @@ def main() -> None:
         }
         rates: dict[str, list[float]] = {name: [] for name in sides}
         costs: dict[str, list[dict[str, float]]] = {name: [] for name in sides}
-        for _ in range(ROUNDS):
-            for name, (source, env) in sides.items():
+        for turn in range(ROUNDS):  # swap who goes first each round, so drift hits every side alike
+            order = list(sides.items())
+            for name, (source, env) in order if turn % 2 == 0 else order[::-1]:
                 rates[name].append(throughput(source, env))
                 saved = {key: os.environ.get(key) for key in env}
                 os.environ.update(env)  # the in-process measurement's interpreter inherits them
