@@ -5,7 +5,9 @@
 stage is a child span when tracing is on and the call's span was sampled; otherwise it is
 one shared object whose methods do nothing, except the execution stage, which also times
 the action so the metrics can tell the tool's own time from the governance around it. An
-unsampled call's stages would be unsampled children too: they are not made at all.
+unsampled call's stages would be unsampled children too: they are not made at all. With
+tracing off, a call's observation only times and counts it (``_Counted``), and with the
+metrics off too there is none.
 """
 
 from __future__ import annotations
@@ -213,7 +215,7 @@ class _Counted(CallObservation):
     __slots__ = ()
 
     def __init__(self, tool: str) -> None:
-        self.tool, self.action, self._outcome, self.executed_seconds = tool, None, None, None
+        self.tool, self.action, self._outcome, self.executed_seconds, self.span = tool, None, None, None, None
 
     def __enter__(self) -> CallObservation:
         self._token = _CURRENT.set(self)
