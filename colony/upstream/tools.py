@@ -29,7 +29,7 @@ from jsonschema.protocols import Validator
 from colony.capability import ToolCapability
 from colony.capability._actions import ActionDefinition, action_executor
 from colony.errors import FieldError, ToolInputError, ToolUnavailableError, UpstreamProtocolError, UpstreamToolError
-from colony.schemas import compiled_validator, validator_class
+from colony.schemas import ValidationRefused, bounded_errors, compiled_validator, validator_class
 from colony.spec import Backend, Determinism, ExecutionLocality, ToolSpec
 from colony.telemetry import note_execution
 from colony.upstream.config import HttpServer, ServerConfig, catalog_name
@@ -39,6 +39,7 @@ from colony.upstream.pins import PinnedTool, Review
 __all__ = ["SchemaAction", "UpstreamTool", "sessions", "upstream_tool_class"]
 
 _MAX_DESCRIPTION = 4000
+_MAX_INPUT_ERRORS = 20
 _EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
 _NO_PARAMETERS = inspect.Signature([inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
 _RESERVED_ACTIONS = frozenset(ToolCapability.actions())
@@ -46,7 +47,16 @@ _RESERVED_ACTIONS = frozenset(ToolCapability.actions())
 
 @dataclass(frozen=True, eq=False)
 class SchemaAction(ActionDefinition):
-    """An action whose contract is a JSON Schema the server declared, checked with jsonschema."""
+    """An action whose contract is a JSON Schema the server declared, checked within the work budget.
+
+    The caller's data is checked against the server's schema the way every schema in Colony
+    is (``colony.schemas``): at most 20 errors are gathered and the work is bounded, so no
+    combination of a schema and arguments holds the event loop for long. Data too costly
+    to check is the caller's ToolInputError; a schema that cannot be checked at all (one
+    that loops, or a pattern RE2 cannot run) is the server's UpstreamProtocolError.
+    """
+
+    server: str = ""
 
     @cached_property
     def validator(self) -> Validator:
@@ -54,18 +64,31 @@ class SchemaAction(ActionDefinition):
         return compiled_validator(self.input_schema)
 
     def validate_input(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        validator = self.validator
-        problems = [
-            FieldError(
-                field="/".join(str(part) for part in error.absolute_path) or "<root>",
-                message=error.message[:300],
-            )
-            for error in validator.iter_errors(dict(arguments))
-        ][:20]
-        if problems:
+        values = dict(arguments)
+        try:
+            found = bounded_errors(self.validator, values, max_errors=_MAX_INPUT_ERRORS)
+        except (ValidationRefused, SchemaError) as error:
+            if isinstance(error, ValidationRefused) and error.field == "data":
+                problem = FieldError(field="<root>", message=error.message)
+                raise ToolInputError(
+                    f"invalid arguments for {self.name}: {error.message}", action=self.name, errors=[problem]
+                ) from None
+            raise UpstreamProtocolError(
+                f"MCP server {self.server!r} declares an input schema for {self.name} that cannot be checked: "
+                f"{getattr(error, 'message', error)}",
+                server=self.server,
+            ) from None
+        if found:
+            problems = [
+                FieldError(
+                    field="/".join(str(part) for part in error.absolute_path) or "<root>",
+                    message=error.message[:300],
+                )
+                for error in found
+            ]
             summary = "; ".join(f"{problem.field}: {problem.message}" for problem in problems[:3])
             raise ToolInputError(f"invalid arguments for {self.name}: {summary}", action=self.name, errors=problems)
-        return dict(arguments)
+        return values
 
 
 class UpstreamTool(ToolCapability):
@@ -153,14 +176,14 @@ def upstream_tool_class(
     }
     cls: type[UpstreamTool] = type(f"Upstream_{name}", (UpstreamTool,), namespace)
     actions = dict(cls.__colony_actions__)
-    actions[action] = _schema_action(actions[action], schema)
+    actions[action] = _schema_action(actions[action], schema, server)
     cls.__colony_actions__ = MappingProxyType(actions)
     return cls
 
 
-def _schema_action(definition: ActionDefinition, schema: dict[str, Any]) -> SchemaAction:
+def _schema_action(definition: ActionDefinition, schema: dict[str, Any], server: str) -> SchemaAction:
     fields = {field.name: getattr(definition, field.name) for field in dataclasses.fields(definition) if field.init}
-    return SchemaAction(**{**fields, "input_schema": schema})
+    return SchemaAction(**{**fields, "input_schema": schema, "server": server})
 
 
 def result_value(server: str, tool: str, result: mcp_types.CallToolResult) -> Any:

@@ -22,6 +22,7 @@ from blocks import ColonyConfig, load_settings
 from colony.errors import (
     McpServersFileError,
     SettingsError,
+    ToolInputError,
     ToolUnavailableError,
     UpstreamProtocolError,
     UpstreamTimeoutError,
@@ -95,6 +96,19 @@ async def test_a_flood_is_refused_for_that_call_and_the_session_keeps_serving(
         assert sessions.running()["hostile"].starts == 1  # the same session
     finally:
         await runtime.aclose()
+
+
+async def test_arguments_too_costly_to_check_against_the_servers_schema_are_refused_and_never_sent(
+    runtime: Runtime, tmp_path: Path
+) -> None:
+    # sieve's schema costs about a thousand steps per value: checked without a bound, these
+    # 180 KB of arguments would hold the event loop, and every other caller, for minutes.
+    assert (await runtime.call(CallRequest("hostile__sieve", {"values": [1, 2]}), AGENT)).result == {"result": 2}
+    with pytest.raises(ToolInputError, match=r"invalid arguments for sieve: .* more than 2,000,000 steps") as caught:
+        await runtime.call(CallRequest("hostile__sieve", {"values": [1] * 60_000}), AGENT)
+    assert [error.field for error in caught.value.errors] == ["<root>"]
+    assert await lookup(runtime, "after") == {"result": "value of after"}
+    assert (tmp_path / "hostile-state").read_text().splitlines() == ["sieve 2"]  # the server saw one call
 
 
 async def test_a_rug_pull_takes_that_tool_out_of_service_and_leaves_the_others(
