@@ -24,7 +24,7 @@ from prefect.states import State
 from colony.cli.zombies import ZOMBIE_AUTOMATION
 from colony.kernel import ColonyKernel, KernelSettings
 from tests.services import free_port
-from tests.services.prefect import PrefectServer, prefect_api
+from tests.services.prefect import PrefectServer, migrated_database, prefect_api
 
 REPO = Path(__file__).resolve().parents[3]
 BIN = Path(sys.executable).parent
@@ -123,6 +123,7 @@ def test_up_on_another_port_serves_its_ui_and_leaves_no_server_behind(tmp_path: 
         key: value for key, value in os.environ.items() if key not in {"PREFECT_API_URL", "PREFECT_UI_API_URL"}
     }
     environment.update(PREFECT_HOME=str(tmp_path / "prefect"), COLONY_HOME=str(tmp_path / "colony"))
+    migrated_database(tmp_path / "prefect" / "prefect.db")  # where colony up's server keeps its state, migrated
     log = tmp_path / "up.log"
     with log.open("wb") as output:
         process = subprocess.Popen(
