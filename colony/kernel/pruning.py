@@ -13,8 +13,9 @@ Only candidates at or above 0.50 are reported, highest confidence first.
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
+
+import re2
 
 from colony.kernel.models import PruningCandidate
 
@@ -23,7 +24,7 @@ __all__ = ["MIN_CONFIDENCE", "PruningDaemon", "RegistryEntry"]
 MIN_CONFIDENCE = 0.5
 FADED = 0.5
 DUPLICATE_CONFIDENCE = 0.7
-COPY_SUFFIX = re.compile(r"(_old|_new|_copy|_backup|_bak|_v\d+|\d+)$")
+COPY_SUFFIX = re2.compile(r"(_old|_new|_copy|_backup|_bak|_v\d+|\d+)$")  # RE2: a run of digits is linear
 
 
 @dataclass(frozen=True)

@@ -165,3 +165,19 @@ def test_a_huge_wget_plan_is_flagged_and_stalls_no_concurrent_request(gateway: s
     assert all(response.status_code == 200 and not _mcp_result(response)[1] for response in answers)
     report, error = _mcp_result(flagged)
     assert error or report["recommendation"] != Decision.EXECUTE.value
+
+
+def test_a_rationale_built_to_backtrack_stalls_no_concurrent_request(gateway: str) -> None:
+    # The metric-claim check on Python's re took 19 s of the GIL for 20,000 digits, and four times
+    # as long for each doubling: these 99,000 (a plan may have 100,000 characters) would have held
+    # every request for about eight minutes.
+    hostile = json.dumps({**_plan("ls"), "rationale": "1" * 99_000})
+    small = _plan("rm -rf build/")
+    with ThreadPoolExecutor(2) as pool:
+        big = pool.submit(_falsify_over_mcp, gateway, hostile)
+        quick = [pool.submit(_falsify_over_mcp, gateway, small) for _ in range(3)]
+        answers = [future.result() for future in quick]
+        judged = big.result()
+    assert all(response.status_code == 200 and not _mcp_result(response)[1] for response in answers)
+    report, error = _mcp_result(judged)
+    assert not error and report["recommendation"] != Decision.EXECUTE.value

@@ -32,6 +32,16 @@ def test_rules_and_ordering() -> None:
     assert [c.confidence for c in candidates] == sorted((c.confidence for c in candidates), reverse=True)
 
 
+def test_a_path_built_to_backtrack_is_read_in_linear_time() -> None:
+    # On Python's re, the copy-suffix check of 300,000 digits and a letter backtracked for minutes.
+    now = 100 * DAY
+    hostile = "7" * 300_000 + "x"
+    registry = [RegistryEntry(hostile, now - 60, 9, 5.0), RegistryEntry("pkg.parser7", now - 60, 3, 2.0)]
+    assert PruningDaemon().scan([*registry, RegistryEntry("pkg.parser", now - 60, 9, 5.0)], now)[0].duplicate_of == (
+        "pkg.parser"
+    )
+
+
 def test_kernel_report_from_dependency_traces(kernel: ColonyKernel, clock: FakeClock) -> None:
     for target in ("pkg.parser", "pkg.parser_v2", "pkg.used"):
         kernel.record_outcome({**REPORT, "agent_id": "a", "target": target})
