@@ -32,6 +32,8 @@ if TYPE_CHECKING:
 
 __all__ = ["KernelTool", "call_kernel_tool", "kernel_tools", "run_kernel_tool"]
 
+_MAX_PROBLEMS = 20  # as many as a tool's input errors list: the rest are counted, not spelled out
+
 
 @dataclass(frozen=True)
 class KernelTool:
@@ -52,7 +54,7 @@ class KernelTool:
         return self.output_schema if self.output_schema.get("type") == "object" else None
 
     def check(self, arguments: Mapping[str, Any]) -> None:
-        """Raise KernelInputError naming every field that does not fit the input schema."""
+        """Raise KernelInputError naming the fields that do not fit the input schema (20 at most, then a count)."""
         missing = [name for name in self.input_schema.get("required", []) if name not in arguments]
         problems = [FieldError(field=name, message="required argument is missing") for name in missing]
         declared = self.input_schema.get("properties", {})
@@ -67,8 +69,11 @@ class KernelTool:
             if error.validator != "required"
         ]
         if problems:
-            summary = "; ".join(f"{problem.field or '<arguments>'}: {problem.message}" for problem in problems)
-            raise KernelInputError(f"invalid arguments for {self.name}: {summary}", errors=problems)
+            shown, more = problems[:_MAX_PROBLEMS], len(problems) - _MAX_PROBLEMS
+            summary = "; ".join(f"{problem.field or '<arguments>'}: {problem.message}" for problem in shown)
+            if more > 0:
+                summary += f"; and {more} more"
+            raise KernelInputError(f"invalid arguments for {self.name}: {summary}", errors=shown)
 
 
 @cache

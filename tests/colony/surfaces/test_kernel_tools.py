@@ -55,6 +55,16 @@ def test_arguments_are_checked_before_the_kernel_is_opened() -> None:
     assert "human_feedback" in answer["error"]
 
 
+def test_a_flood_of_wrong_arguments_names_twenty_and_counts_the_rest() -> None:
+    arguments = {f"extra_{index}": index for index in range(25_000)}  # about 250 KB, under the arguments cap
+    answer = run_kernel_tool(KernelProvider(), "colony_status", arguments, LOCAL_OPERATOR)
+    assert answer["error"].startswith("invalid arguments for colony_status: extra_0: unknown argument; extra_1:")
+    assert answer["error"].endswith("extra_19: unknown argument; and 24980 more") and len(answer["error"]) < 1000
+    with pytest.raises(KernelInputError) as caught:
+        call_kernel_tool(KernelProvider(), "colony_status", arguments, LOCAL_OPERATOR)
+    assert [error.field for error in caught.value.errors] == [f"extra_{index}" for index in range(20)]
+
+
 def test_a_shared_kernel_answers(colony_home: Path) -> None:
     provider = KernelProvider(ColonyKernel.from_env())
     profile = run_kernel_tool(provider, "colony_agent_profile", {"agent_id": "kt-agent"}, LOCAL_OPERATOR)
