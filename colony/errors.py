@@ -76,7 +76,7 @@ translated into these once, at the boundary where they are caught.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -198,9 +198,16 @@ def field_errors(error: ValidationError | Iterable[Mapping[str, Any]], *, skip: 
     return problems
 
 
-def summarize(problems: Iterable[FieldError]) -> str:
-    """``field: message; field: message`` for an error's text."""
-    return "; ".join(f"{problem.field or '<input>'}: {problem.message}" for problem in problems)
+#: The problems an input error names; the rest are counted. Arguments within the size cap can hold
+#: tens of thousands of wrong keys, which would otherwise come back as an answer eight times as large.
+MAX_FIELD_ERRORS = 20
+
+
+def summarize(problems: Sequence[FieldError]) -> str:
+    """``field: message; field: message`` for an error's text: the first ``MAX_FIELD_ERRORS``, then a count."""
+    text = "; ".join(f"{problem.field or '<input>'}: {problem.message}" for problem in problems[:MAX_FIELD_ERRORS])
+    more = len(problems) - MAX_FIELD_ERRORS
+    return f"{text}; and {more} more" if more > 0 else text
 
 
 def _expected(detail: Mapping[str, Any]) -> str | None:
@@ -231,7 +238,7 @@ class ToolInputError(ToolError, ValueError):
         super().__init__(message)
         self.message = message
         self.action = action
-        self.errors = errors or []
+        self.errors = (errors or [])[:MAX_FIELD_ERRORS]
 
     @classmethod
     def for_field(cls, field: str, message: str, *, expected: str | None = None) -> ToolInputError:
@@ -478,7 +485,7 @@ class KernelInputError(KernelError, ValueError):
     def __init__(self, message: str, *, errors: list[FieldError] | None = None) -> None:
         super().__init__(message)
         self.message = message
-        self.errors = errors or []
+        self.errors = (errors or [])[:MAX_FIELD_ERRORS]
 
     @classmethod
     def for_field(cls, field: str, message: str, *, expected: str | None = None) -> KernelInputError:

@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from jsonschema import Draft202012Validator
 
-from colony.errors import ColonyError, FieldError, KernelError, KernelInputError
+from colony.errors import ColonyError, FieldError, KernelError, KernelInputError, summarize
 from colony.runtime import KernelProvider, Principal
 from colony.runtime.kernel_access import authorize_kernel_call, outcome_reporter
 
@@ -31,8 +31,6 @@ if TYPE_CHECKING:
     from colony.kernel import ColonyKernel
 
 __all__ = ["KernelTool", "call_kernel_tool", "kernel_tools", "run_kernel_tool"]
-
-_MAX_PROBLEMS = 20  # as many as a tool's input errors list: the rest are counted, not spelled out
 
 
 @dataclass(frozen=True)
@@ -54,7 +52,7 @@ class KernelTool:
         return self.output_schema if self.output_schema.get("type") == "object" else None
 
     def check(self, arguments: Mapping[str, Any]) -> None:
-        """Raise KernelInputError naming the fields that do not fit the input schema (20 at most, then a count)."""
+        """Raise KernelInputError naming the fields that do not fit the input schema (see ``summarize``)."""
         missing = [name for name in self.input_schema.get("required", []) if name not in arguments]
         problems = [FieldError(field=name, message="required argument is missing") for name in missing]
         declared = self.input_schema.get("properties", {})
@@ -69,11 +67,7 @@ class KernelTool:
             if error.validator != "required"
         ]
         if problems:
-            shown, more = problems[:_MAX_PROBLEMS], len(problems) - _MAX_PROBLEMS
-            summary = "; ".join(f"{problem.field or '<arguments>'}: {problem.message}" for problem in shown)
-            if more > 0:
-                summary += f"; and {more} more"
-            raise KernelInputError(f"invalid arguments for {self.name}: {summary}", errors=shown)
+            raise KernelInputError(f"invalid arguments for {self.name}: {summarize(problems)}", errors=problems)
 
 
 @cache

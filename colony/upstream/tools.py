@@ -28,7 +28,15 @@ from jsonschema.protocols import Validator
 
 from colony.capability import ToolCapability
 from colony.capability._actions import ActionDefinition, action_executor
-from colony.errors import FieldError, ToolInputError, ToolUnavailableError, UpstreamProtocolError, UpstreamToolError
+from colony.errors import (
+    MAX_FIELD_ERRORS,
+    FieldError,
+    ToolInputError,
+    ToolUnavailableError,
+    UpstreamProtocolError,
+    UpstreamToolError,
+    summarize,
+)
 from colony.schemas import ValidationRefused, bounded_errors, compiled_validator, validator_class
 from colony.spec import Backend, Determinism, ExecutionLocality, ToolSpec
 from colony.telemetry import note_execution
@@ -39,7 +47,6 @@ from colony.upstream.pins import PinnedTool, Review
 __all__ = ["SchemaAction", "UpstreamTool", "sessions", "upstream_tool_class"]
 
 _MAX_DESCRIPTION = 4000
-_MAX_INPUT_ERRORS = 20
 _EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
 _NO_PARAMETERS = inspect.Signature([inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
 _RESERVED_ACTIONS = frozenset(ToolCapability.actions())
@@ -66,18 +73,16 @@ class SchemaAction(ActionDefinition):
     def validate_input(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
         values = dict(arguments)
         try:
-            found = bounded_errors(self.validator, values, max_errors=_MAX_INPUT_ERRORS)
-        except (ValidationRefused, SchemaError) as error:
-            if isinstance(error, ValidationRefused) and error.field == "data":
+            found = bounded_errors(self.validator, values, max_errors=MAX_FIELD_ERRORS)
+        except ValidationRefused as error:
+            if error.field == "data":
                 problem = FieldError(field="<root>", message=error.message)
                 raise ToolInputError(
                     f"invalid arguments for {self.name}: {error.message}", action=self.name, errors=[problem]
                 ) from None
-            raise UpstreamProtocolError(
-                f"MCP server {self.server!r} declares an input schema for {self.name} that cannot be checked: "
-                f"{getattr(error, 'message', error)}",
-                server=self.server,
-            ) from None
+            raise self._uncheckable(error.message) from None
+        except SchemaError as error:
+            raise self._uncheckable(error.message) from None
         if found:
             problems = [
                 FieldError(
@@ -86,9 +91,16 @@ class SchemaAction(ActionDefinition):
                 )
                 for error in found
             ]
-            summary = "; ".join(f"{problem.field}: {problem.message}" for problem in problems[:3])
-            raise ToolInputError(f"invalid arguments for {self.name}: {summary}", action=self.name, errors=problems)
+            raise ToolInputError(
+                f"invalid arguments for {self.name}: {summarize(problems)}", action=self.name, errors=problems
+            )
         return values
+
+    def _uncheckable(self, reason: str) -> UpstreamProtocolError:
+        return UpstreamProtocolError(
+            f"MCP server {self.server!r} declares an input schema for {self.name} that cannot be checked: {reason}",
+            server=self.server,
+        )
 
 
 class UpstreamTool(ToolCapability):

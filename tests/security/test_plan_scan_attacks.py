@@ -154,16 +154,21 @@ def test_obfuscated_dangers_are_not_executed_over_tool_call(gateway: str, script
     assert answer["error"]["verdict"]["falsification_severity"] == 1.0  # the plan check saw it
 
 
-def test_a_huge_wget_plan_is_flagged_and_stalls_no_concurrent_request(gateway: str) -> None:
-    huge = json.dumps({**_plan("ls"), "rollback_plan": "wget " * (1 << 18)})
+def _judged_beside_small_plans(gateway: str, plan_json: str) -> tuple[dict[str, Any], bool]:
+    """Falsify ``plan_json`` while three small plans are falsified beside it; each of those must answer."""
     small = _plan("rm -rf build/")
     with ThreadPoolExecutor(2) as pool:
-        big = pool.submit(_falsify_over_mcp, gateway, huge)
+        big = pool.submit(_falsify_over_mcp, gateway, plan_json)
         quick = [pool.submit(_falsify_over_mcp, gateway, small) for _ in range(3)]
         answers = [future.result() for future in quick]
-        flagged = big.result()
+        judged = big.result()
     assert all(response.status_code == 200 and not _mcp_result(response)[1] for response in answers)
-    report, error = _mcp_result(flagged)
+    return _mcp_result(judged)
+
+
+def test_a_huge_wget_plan_is_flagged_and_stalls_no_concurrent_request(gateway: str) -> None:
+    huge = json.dumps({**_plan("ls"), "rollback_plan": "wget " * (1 << 18)})
+    report, error = _judged_beside_small_plans(gateway, huge)
     assert error or report["recommendation"] != Decision.EXECUTE.value
 
 
@@ -172,12 +177,5 @@ def test_a_rationale_built_to_backtrack_stalls_no_concurrent_request(gateway: st
     # as long for each doubling: these 99,000 (a plan may have 100,000 characters) would have held
     # every request for about eight minutes.
     hostile = json.dumps({**_plan("ls"), "rationale": "1" * 99_000})
-    small = _plan("rm -rf build/")
-    with ThreadPoolExecutor(2) as pool:
-        big = pool.submit(_falsify_over_mcp, gateway, hostile)
-        quick = [pool.submit(_falsify_over_mcp, gateway, small) for _ in range(3)]
-        answers = [future.result() for future in quick]
-        judged = big.result()
-    assert all(response.status_code == 200 and not _mcp_result(response)[1] for response in answers)
-    report, error = _mcp_result(judged)
+    report, error = _judged_beside_small_plans(gateway, hostile)
     assert not error and report["recommendation"] != Decision.EXECUTE.value

@@ -19,7 +19,7 @@ import sys
 import tempfile
 import time
 from collections.abc import Callable, Iterator
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, closing, contextmanager
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -139,7 +139,7 @@ def _migrated_template() -> Path:
             upgrade = [str(PREFECT), "server", "database", "upgrade", "--yes"]
             done = subprocess.run(upgrade, env=env, capture_output=True, text=True, timeout=300)
             assert done.returncode == 0, f"prefect server database upgrade failed:\n{done.stdout}{done.stderr}"
-            with sqlite3.connect(building) as database:  # everything in the one file, none in a WAL beside it
+            with closing(sqlite3.connect(building)) as database:  # everything in the one file, no WAL beside it
                 database.execute("PRAGMA wal_checkpoint(TRUNCATE)")
                 database.execute("PRAGMA journal_mode=DELETE")
             os.replace(building, template)

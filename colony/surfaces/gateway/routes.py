@@ -16,7 +16,7 @@ from pydantic import TypeAdapter, ValidationError
 from starlette.datastructures import Headers
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
-from colony.errors import ColonyError, field_errors, summarize
+from colony.errors import MAX_FIELD_ERRORS, ColonyError, field_errors, summarize
 from colony.runtime import Runtime
 from colony.surfaces.auth import Authenticator, principal_of
 from colony.surfaces.definitions import catalog_record, served_definition, unavailable_record
@@ -160,7 +160,7 @@ def error_handlers(app: FastAPI, challenge: str) -> ErrorHandlers:
         body = {
             "type": "InvalidRequest",
             "message": f"invalid request: {summarize(problems)}",
-            "errors": [problem.model_dump() for problem in problems],
+            "errors": [problem.model_dump() for problem in problems[:MAX_FIELD_ERRORS]],
         }
         return JSONResponse({"ok": False, "error": body}, status_code=422)
 

@@ -74,6 +74,14 @@ def test_bad_call_names_action_and_every_field():
     assert error.to_dict()["action"] == "echo"
 
 
+def test_a_flood_of_wrong_arguments_names_twenty_fields_and_counts_the_rest():
+    with pytest.raises(ToolInputError) as caught:
+        EchoTool().echo(text="a", **{f"extra{index}": index for index in range(20_000)})
+    assert [problem.field for problem in caught.value.errors] == [f"extra{index}" for index in range(20)]
+    assert str(caught.value).endswith("extra19: unexpected argument; and 19980 more")
+    assert len(str(caught.value)) < 1000
+
+
 def test_validation_is_strict_about_json_types():
     with pytest.raises(ToolInputError, match="text"):
         EchoTool().echo(text=b"bytes")

@@ -35,11 +35,13 @@ def test_rules_and_ordering() -> None:
 def test_a_path_built_to_backtrack_is_read_in_linear_time() -> None:
     # On Python's re, the copy-suffix check of 300,000 digits and a letter backtracked for minutes.
     now = 100 * DAY
-    hostile = "7" * 300_000 + "x"
-    registry = [RegistryEntry(hostile, now - 60, 9, 5.0), RegistryEntry("pkg.parser7", now - 60, 3, 2.0)]
-    assert PruningDaemon().scan([*registry, RegistryEntry("pkg.parser", now - 60, 9, 5.0)], now)[0].duplicate_of == (
-        "pkg.parser"
-    )
+    registry = [
+        RegistryEntry("7" * 300_000 + "x", now - 60, 9, 5.0),
+        RegistryEntry("pkg.parser", now - 60, 9, 5.0),
+        RegistryEntry("pkg.parser7", now - 60, 3, 2.0),
+    ]
+    [candidate] = PruningDaemon().scan(registry, now)
+    assert (candidate.module_path, candidate.duplicate_of) == ("pkg.parser7", "pkg.parser")
 
 
 def test_kernel_report_from_dependency_traces(kernel: ColonyKernel, clock: FakeClock) -> None:

@@ -71,6 +71,21 @@ def test_malformed_calls_are_refused_clearly(
     assert answer["ok"] is False and needle in answer["error"]["message"]
 
 
+def test_a_flood_of_wrong_fields_names_twenty_and_counts_the_rest(gateway_url: str) -> None:
+    unknown = {f"k{index}": 1 for index in range(1000)}  # about 11 KB: within the arguments cap
+    response = tool_call(gateway_url, "unit_convert", {"value": 1, "from_unit": "km", "to_unit": "m", **unknown})
+    error = response.json()["error"]
+    assert response.status_code == 400 and [problem["field"] for problem in error["errors"]] == [
+        f"k{index}" for index in range(20)
+    ]
+    assert error["message"].endswith("k19: unexpected argument; and 980 more"), error["message"]
+    body = {"tool_name": "unit_convert", "tool_args": {}, **{f"extra{index}": 1 for index in range(30)}}
+    response = httpx.post(f"{gateway_url}/v1/tool_call", json=body, timeout=10)
+    error = response.json()["error"]
+    assert response.status_code == 422 and len(error["errors"]) == 20
+    assert error["message"].endswith("extra19: unexpected argument; and 10 more"), error["message"]
+
+
 def test_a_body_that_is_not_json_is_422(gateway_url: str) -> None:
     response = httpx.post(
         f"{gateway_url}/v1/tool_call", content=b"{nope", headers={"content-type": "application/json"}, timeout=10
