@@ -8,8 +8,10 @@ this checkout with tracing off (no OTLP endpoint: the default; the Prometheus co
 on), and this checkout with tracing on, its batch exporter sending to a local OTLP/HTTP
 receiver. The same three run ``bench.governance``'s in-process measurement, for the
 governance cost of a side-effecting call (governed p50 - ungoverned p50). Targets: off
->= 0.98x the throughput before, on >= 0.85x. Last, the cost of one GET /metrics scrape
-of the gateway that served the load.
+>= 0.98x the throughput before, on >= 0.85x. Then the cost of one GET /metrics scrape
+of the gateway that served the load. Last, what a refused call costs with tracing on
+(a caller over its rate limit, in process, the exporter's thread included), here and at
+``COLONY_BENCH_REFUSAL_BASELINE``, whose spans recorded each refusal's stack trace.
 """
 
 from __future__ import annotations
@@ -31,8 +33,38 @@ from bench.audit import REPO, extract, governance_cost, measure
 from bench.surfaces import TOOL_CALL, free_port, loaded_run, ms, request_bytes, sequential, start_gateway
 
 BASELINE = os.environ.get("COLONY_BENCH_TELEMETRY_BASELINE", "f92af09")
+REFUSAL_BASELINE = os.environ.get("COLONY_BENCH_REFUSAL_BASELINE", "ca37066")
 ROUNDS = 3
 SCRAPES = 200
+REFUSALS = 3000
+
+_REFUSALS = """
+import asyncio, sys, time
+from colony.errors import RateLimitedError
+from colony.runtime import LOCAL_OPERATOR, CallRequest, Runtime
+from colony.runtime.rate_limits import RateLimitSettings
+from colony.telemetry import tracing
+
+async def main(calls):
+    limits = RateLimitSettings.model_validate({"default": {"rate": 0.001, "burst": 1}})
+    runtime = Runtime(rate_limits=limits)
+    request = CallRequest("unit_convert", {"value": 1, "from_unit": "km", "to_unit": "m"})
+    await runtime.call(request, LOCAL_OPERATOR)  # the one call the bucket holds: every later one is refused
+    for rounds, measured in ((200, False), (calls, True)):
+        started = time.process_time()
+        for _ in range(rounds):
+            try:
+                await runtime.call(request, LOCAL_OPERATOR)
+            except RateLimitedError:
+                pass
+            else:
+                raise SystemExit("a call over the limit was let through")
+        tracing.provider().force_flush()  # the exporter's work on these spans counts too
+    print((time.process_time() - started) / calls * 1e6)
+    await runtime.aclose()
+
+asyncio.run(main(int(sys.argv[1])))
+"""
 
 
 _RECEIVER = """
@@ -107,6 +139,25 @@ def scrape_cost() -> tuple[float, int]:
             gateway.wait(timeout=10)
 
 
+def refusal_cost(source: Path, endpoint: str) -> float:
+    """CPU µs per refused call with tracing on, in a fresh interpreter running the checkout at ``source``."""
+    env = {**os.environ, "PYTHONPATH": str(source), "OTEL_EXPORTER_OTLP_ENDPOINT": endpoint}
+    command = [sys.executable, "-c", _REFUSALS, str(REFUSALS)]
+    done = subprocess.run(command, cwd=source, env=env, capture_output=True, text=True, check=True)
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def refusals(endpoint: str) -> tuple[float, float]:
+    """Median CPU µs per refused call, traced, at REFUSAL_BASELINE and here (alternating rounds)."""
+    with tempfile.TemporaryDirectory() as directory:
+        before = extract(REFUSAL_BASELINE, Path(directory))
+        figures: dict[str, list[float]] = {"before": [], "now": []}
+        for _ in range(ROUNDS):
+            figures["before"].append(refusal_cost(before, endpoint))
+            figures["now"].append(refusal_cost(REPO, endpoint))
+    return statistics.median(figures["before"]), statistics.median(figures["now"])
+
+
 def main() -> None:
     with receiver() as endpoint, tempfile.TemporaryDirectory() as directory:
         before = extract(BASELINE, Path(directory))
@@ -146,6 +197,12 @@ def main() -> None:
     )
     scrape, size = scrape_cost()
     print(f"GET /metrics after a load: p50 {scrape:.3f} ms for {size:,} bytes")
+    with receiver() as endpoint:
+        then, now = refusals(endpoint)
+    print(
+        f"a refused call (over its rate limit) with tracing on, CPU per call in process: before ({REFUSAL_BASELINE}) "
+        f"{then:,.0f} µs, now {now:,.0f} µs ({now / then:.3f}x)"
+    )
 
 
 if __name__ == "__main__":

@@ -13,6 +13,7 @@ from typing import Any
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from colony.telemetry import metrics
+from colony.telemetry.failures import SPAN_OPTIONS, mark_failed
 from colony.telemetry.surfaces import extract
 from colony.telemetry.tracing import settings, tracer
 
@@ -61,10 +62,13 @@ class HttpTelemetry:
         values = {"http.request.method": method, "url.path": path, "url.scheme": scope.get("scheme", "http")}
         values["colony.surface"] = "http"
         with active.start_as_current_span(
-            method, context=extract(headers), kind=SpanKind.SERVER, attributes=values
+            method, context=extract(headers), kind=SpanKind.SERVER, attributes=values, **SPAN_OPTIONS
         ) as span:
             try:
                 await self.app(scope, receive, send)
+            except Exception as error:
+                mark_failed(span, error)
+                raise
             finally:
                 route = _route(scope)
                 if route is not None:

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from colony.telemetry import attributes as attrs
 from colony.telemetry import metrics
+from colony.telemetry.failures import SPAN_OPTIONS, mark_failed
 from colony.telemetry.redaction import redacted
 from colony.telemetry.tracing import STATE as _TRACING
 from colony.telemetry.tracing import settings, tracer
@@ -60,7 +61,7 @@ class Stage:
 
     def __enter__(self) -> Stage:
         if self._tracer is not None:
-            self._manager = self._tracer.start_as_current_span(f"colony.{self.name}", end_on_exit=True)
+            self._manager = self._tracer.start_as_current_span(f"colony.{self.name}", **SPAN_OPTIONS)
             self.span = self._manager.__enter__()
         self._started = time.perf_counter()
         return self
@@ -72,6 +73,8 @@ class Stage:
                 taken = time.perf_counter() - self._started
                 observation.executed_seconds = (observation.executed_seconds or 0.0) + taken
         if self._manager is not None:
+            if error is not None:
+                mark_failed(self.span, error, stack=False)  # the call's span, its parent, keeps a bug's stack
             self._manager.__exit__(kind, error, traceback)
 
     def note(self, values: dict[str, Any]) -> None:
@@ -165,7 +168,7 @@ class CallObservation:
     def __enter__(self) -> CallObservation:
         active = tracer()
         if active is not None:
-            self._manager = active.start_as_current_span(f"execute_tool {self.tool}", end_on_exit=True)
+            self._manager = active.start_as_current_span(f"execute_tool {self.tool}", **SPAN_OPTIONS)
             self.span = self._manager.__enter__()
             self.span.set_attributes(attrs.of_call(self.tool))
             if settings().capture_bytes:
@@ -202,7 +205,7 @@ class CallObservation:
             metrics.count_call(tool, self.action, self._outcome, error, elapsed, self.executed_seconds)
         if self._manager is not None:
             if error is not None:
-                self.span.set_attribute(attrs.ERROR_TYPE, type(error).__name__)
+                mark_failed(self.span, error)
             self._manager.__exit__(kind, error, traceback)
 
 

@@ -14,6 +14,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from colony.telemetry import attributes as attrs
+from colony.telemetry.failures import SPAN_OPTIONS, mark_failed
 from colony.telemetry.tracing import tracer
 
 __all__ = ["current_trace_id", "surface_span"]
@@ -49,8 +50,12 @@ def surface_span(
         yield current
         return
     kind = SpanKind.SERVER if surface == "mcp" else SpanKind.INTERNAL
-    with active.start_as_current_span(name, context=parent, kind=kind, attributes=shown) as span:
-        yield span
+    with active.start_as_current_span(name, context=parent, kind=kind, attributes=shown, **SPAN_OPTIONS) as span:
+        try:
+            yield span
+        except Exception as error:
+            mark_failed(span, error)
+            raise
 
 
 def _opened_as(span: Any, name: str, parent: Any) -> bool:

@@ -30,6 +30,8 @@ class ReceivedSpan:
     attributes: dict[str, Any]
     resource: dict[str, Any]
     links: tuple[tuple[str, str], ...] = ()  # (trace id, span id) of each link
+    status: tuple[int, str] = (0, "")  # (code: 0 unset, 1 ok, 2 error; description)
+    events: tuple[tuple[str, dict[str, Any]], ...] = ()  # (name, attributes) of each event
 
 
 @dataclass
@@ -88,6 +90,11 @@ def _decode(body: bytes) -> list[ReceivedSpan]:
                         attributes={item.key: _value(item.value) for item in span.attributes},
                         resource=resource,
                         links=tuple((link.trace_id.hex(), link.span_id.hex()) for link in span.links),
+                        status=(span.status.code, span.status.message),
+                        events=tuple(
+                            (event.name, {item.key: _value(item.value) for item in event.attributes})
+                            for event in span.events
+                        ),
                     )
                 )
     return spans
