@@ -102,6 +102,19 @@ class ActionDefinition:
             values = {self.renamed.get(key, key): value for key, value in values.items()}
         return values
 
+    def normalized_input(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Arguments as the action receives them, defaults filled in, as JSON (ToolInputError naming each bad field)."""
+        try:
+            model = self.input_model.model_validate(arguments)
+        except ValidationError:
+            self.validate_input(arguments)  # raises the ToolInputError every surface shows
+            raise
+        return model.model_dump(mode="json", by_alias=True)
+
+    async def checked_input(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """``validate_input`` as a call awaits it: an action whose check may run long does it off the event loop."""
+        return self.validate_input(arguments)
+
     def validate_output(self, result: Any, max_bytes: int | None = None) -> Any:
         """The result, if it is within ``max_bytes`` as JSON and fits the declared output; ToolOutputError otherwise."""
         if max_bytes is not None:
@@ -236,7 +249,7 @@ def validating_wrapper(name: str, method: Callable[..., Any]) -> Callable[..., A
         async def run_async(self: Any, *args: Any, **arguments: Any) -> Any:
             reject_positional(args)
             definition = definition_of(self)
-            values = definition.validate_input(arguments)
+            values = await definition.checked_input(arguments)
             try:
                 result = await method(self, **values)
             except ToolInputError as error:

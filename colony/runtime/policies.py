@@ -12,13 +12,10 @@ from __future__ import annotations
 
 import dataclasses
 import time
-from collections.abc import Callable, Mapping
 from typing import Any
 
 import anyio.to_thread
-from pydantic import ValidationError
 
-from colony.capability import ActionDefinition
 from colony.policy import (
     ActionFacts,
     CedarCall,
@@ -54,25 +51,11 @@ def tool_facts(tool: CatalogTool) -> ToolFacts:
         primary=tool.primary_action,
         actions={
             name: ActionFacts(
-                definition.input_schema, tool.side_effecting(name), tool.governed(name), _normalizer(definition)
+                definition.input_schema, tool.side_effecting(name), tool.governed(name), definition.normalized_input
             )
             for name, definition in tool.cls.actions().items()
         },
     )
-
-
-def _normalizer(definition: ActionDefinition) -> Callable[[Mapping[str, Any]], dict[str, Any]]:
-    """Arguments as the action receives them, defaults filled in, as JSON (ToolInputError naming each bad field)."""
-
-    def normalize(arguments: Mapping[str, Any]) -> dict[str, Any]:
-        try:
-            model = definition.input_model.model_validate(arguments)
-        except ValidationError:
-            definition.validate_input(arguments)  # raises the ToolInputError every surface shows
-            raise
-        return model.model_dump(mode="json", by_alias=True)
-
-    return normalize
 
 
 _DECLARED = CallRequest("")  # no caller estimate: the tool's declared cost

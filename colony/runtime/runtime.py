@@ -120,7 +120,7 @@ class Runtime:
             request = self.policies.apply(decision, request, tool, action, acting, governed=governed)
             governed = governed or request.approval_required or request.approval_id is not None
             if governed:  # a pure call is validated by the action itself; a governed one before the gate sees it
-                arguments = validate(tool, action, arguments)
+                arguments = await validate(tool, action, arguments)
             for requirement in tool.cls.spec.secrets:
                 resolve_secret(requirement)
         if governed:
@@ -209,7 +209,7 @@ def permit(principal: Principal, tool: CatalogTool) -> None:
     principal.require(tool.cls.spec.required_capabilities, f"calling {tool.name}")
 
 
-def validate(tool: CatalogTool, action: str, arguments: dict[str, Any]) -> dict[str, Any]:
+async def validate(tool: CatalogTool, action: str, arguments: dict[str, Any]) -> dict[str, Any]:
     """The arguments checked against the action's signature (ToolInputError naming each field)."""
-    tool.cls.actions()[action].validate_input(arguments)
+    await tool.cls.actions()[action].checked_input(arguments)
     return arguments

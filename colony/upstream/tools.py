@@ -22,7 +22,10 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any, ClassVar
 
+import anyio
+import anyio.to_thread
 import mcp_types
+import pydantic_core
 from jsonschema.exceptions import SchemaError
 from jsonschema.protocols import Validator
 
@@ -50,6 +53,8 @@ _MAX_DESCRIPTION = 4000
 _EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
 _NO_PARAMETERS = inspect.Signature([inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
 _RESERVED_ACTIONS = frozenset(ToolCapability.actions())
+_CHECKED_ON_THE_LOOP = 16 * 1024  # bytes of arguments (as JSON) checked in place: tens of microseconds
+_checkers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True, eq=False)
@@ -95,6 +100,26 @@ class SchemaAction(ActionDefinition):
                 f"invalid arguments for {self.name}: {summarize(problems)}", action=self.name, errors=problems
             )
         return values
+
+    def normalized_input(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """The arguments as the server will receive them, once checked: JSON as sent (the schema is the contract)."""
+        return self.validate_input(arguments)
+
+    async def checked_input(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
+        """Small arguments checked in place; larger ones on one worker thread per event loop, in turn.
+
+        Within its budget a check may still run for a second or more (a costly schema, the
+        largest arguments the cap allows). On the loop that second would hold every other
+        call; on a thread it shares the interpreter with them, and one thread at a time
+        keeps the loop's share of it whatever the number of such calls in flight.
+        """
+        if len(pydantic_core.to_json(arguments, fallback=str)) <= _CHECKED_ON_THE_LOOP:
+            return self.validate_input(arguments)
+        loop = asyncio.get_running_loop()
+        checker = _checkers.get(loop)
+        if checker is None:
+            checker = _checkers[loop] = anyio.CapacityLimiter(1)
+        return await anyio.to_thread.run_sync(self.validate_input, arguments, limiter=checker)
 
     def _uncheckable(self, reason: str) -> UpstreamProtocolError:
         return UpstreamProtocolError(

@@ -111,6 +111,20 @@ async def test_arguments_too_costly_to_check_against_the_servers_schema_are_refu
     assert (tmp_path / "hostile-state").read_text().splitlines() == ["sieve 2"]  # the server saw one call
 
 
+async def test_other_calls_are_answered_while_costly_arguments_are_checked(runtime: Runtime) -> None:
+    # Even bounded, that check spends a second or more; on the event loop it held every other call
+    # until it ended. Checked on a worker thread, the lookups below are answered before it ends.
+    assert await lookup(runtime, "before") == {"result": "value of before"}  # the session is up
+    costly = asyncio.create_task(runtime.call(CallRequest("hostile__sieve", {"values": [1] * 60_000}), AGENT))
+    await asyncio.sleep(0.05)  # let the costly call reach its check
+    assert [await lookup(runtime, f"during {n}") for n in range(3)] == [
+        {"result": f"value of during {n}"} for n in range(3)
+    ]
+    assert not costly.done()
+    with pytest.raises(ToolInputError, match="more than 2,000,000 steps"):
+        await costly
+
+
 async def test_a_rug_pull_takes_that_tool_out_of_service_and_leaves_the_others(
     runtime: Runtime, upstream: Upstream, hostile: StdioServer | HttpServer
 ) -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 import pytest
@@ -61,3 +62,23 @@ def test_a_schema_that_cannot_be_checked_is_the_servers_fault(schema: dict[str, 
     with pytest.raises(UpstreamProtocolError, match="MCP server 'remote' declares an input schema for probe") as caught:
         action(schema).validate_input({"a": "x"})
     assert caught.value.server == "remote" and reason in str(caught.value)
+
+
+async def test_small_arguments_are_checked_on_the_loop_and_large_ones_on_a_worker_thread(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    checked_on: list[int] = []
+    definition = action(NUMBERS)
+    real = SchemaAction.validate_input
+
+    def spy(self: SchemaAction, arguments: Any) -> dict[str, Any]:
+        checked_on.append(threading.get_ident())
+        return real(self, arguments)
+
+    monkeypatch.setattr(SchemaAction, "validate_input", spy)
+    assert await definition.checked_input({"values": [1, 2]}) == {"values": [1, 2]}
+    assert await definition.checked_input({"values": [7] * 20_000}) == {"values": [7] * 20_000}
+    with pytest.raises(ToolInputError, match="values/0: 'a' is not of type"):
+        await definition.checked_input({"values": ["a"] * 20_000})  # the thread's refusal reaches the caller
+    loop_thread = threading.get_ident()
+    assert checked_on[0] == loop_thread and loop_thread not in checked_on[1:] and len(checked_on) == 3
