@@ -74,7 +74,7 @@ class Stage:
                 observation.executed_seconds = (observation.executed_seconds or 0.0) + taken
         if self._manager is not None:
             if error is not None:
-                mark_failed(self.span, error, stack=False)  # the call's span, its parent, keeps a bug's stack
+                mark_failed(self.span, error)
             self._manager.__exit__(kind, error, traceback)
 
     def note(self, values: dict[str, Any]) -> None:

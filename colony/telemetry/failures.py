@@ -6,12 +6,13 @@ stack, a parse of every line), so each refusal of a caller over its rate limit, 
 a capability or with a bad argument would buy several milliseconds of tracing for a
 request that cost the gate almost nothing. Colony's own errors (``ColonyError``) are
 answers, not accidents: their span gets an ERROR status naming the error and
-``error.type``, as OpenTelemetry's conventions ask. Anything else is a bug, recorded
-with its stack on the spans that ask for it.
+``error.type``, as OpenTelemetry's conventions ask. Anything else is a bug: every span it
+leaves is marked the same way, and the first (where it escaped from) records its stack, once.
 """
 
 from __future__ import annotations
 
+from contextlib import suppress
 from typing import Any
 
 from colony.errors import ColonyError
@@ -23,10 +24,11 @@ SPAN_OPTIONS: dict[str, Any] = {"record_exception": False, "set_status_on_except
 """For every span Colony starts: the error is ``mark_failed``'s to record, never the SDK's."""
 
 _MAX_DESCRIPTION = 1024
+_RECORDED = "_colony_stack_recorded"  # set on a bug once a span holds its stack: the spans around it need not
 
 
-def mark_failed(span: Any, error: BaseException, *, stack: bool = True) -> None:
-    """Mark ``span`` failed by ``error``; with ``stack``, a bug's stack trace too (never a ColonyError's).
+def mark_failed(span: Any, error: BaseException) -> None:
+    """Mark ``span`` failed by ``error``: its name, and a bug's stack if no span has it yet (never a ColonyError's).
 
     Exceptions that are not errors (a task's cancellation, ``GeneratorExit``) leave the span as it is.
     """
@@ -36,5 +38,8 @@ def mark_failed(span: Any, error: BaseException, *, stack: bool = True) -> None:
 
     span.set_attribute(attrs.ERROR_TYPE, type(error).__name__)
     span.set_status(Status(StatusCode.ERROR, f"{type(error).__name__}: {error}"[:_MAX_DESCRIPTION]))
-    if stack and not isinstance(error, ColonyError):
-        span.record_exception(error, escaped=True)
+    if isinstance(error, ColonyError) or getattr(error, _RECORDED, False):
+        return
+    span.record_exception(error, escaped=True)
+    with suppress(AttributeError):  # an exception class with __slots__ keeps no mark: its stack may repeat
+        setattr(error, _RECORDED, True)

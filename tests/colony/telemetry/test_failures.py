@@ -55,3 +55,20 @@ def test_a_long_message_is_cut_in_the_status(exported: InMemorySpanExporter) -> 
 def test_a_cancellation_is_not_an_error(exported: InMemorySpanExporter) -> None:
     span = _fail(exported, asyncio.CancelledError())
     assert span.status.status_code is StatusCode.UNSET and not span.events
+
+
+def test_a_bugs_stack_is_recorded_once_on_the_span_it_escaped_from(exported: InMemorySpanExporter) -> None:
+    provider = TracerProvider()
+    provider.add_span_processor(SimpleSpanProcessor(exported))
+    tracer = provider.get_tracer("test")
+    try:
+        raise KeyError("approval_id")
+    except KeyError as error:
+        with tracer.start_as_current_span("call", **SPAN_OPTIONS) as outer:
+            with tracer.start_as_current_span("stage", **SPAN_OPTIONS) as inner:
+                mark_failed(inner, error)
+            mark_failed(outer, error)
+    stage, call = exported.get_finished_spans()
+    assert [event.name for event in stage.events] == ["exception"] and not call.events
+    assert call.status.status_code is StatusCode.ERROR and call.attributes is not None
+    assert call.attributes["error.type"] == "KeyError"
