@@ -16,6 +16,7 @@ from typing import Any
 
 import anyio.to_thread
 
+from colony.offload import INLINE_BYTES, off_the_loop
 from colony.policy import (
     ActionFacts,
     CedarCall,
@@ -37,6 +38,7 @@ from colony.runtime.principal import Acting, Principal
 __all__ = ["PolicyStep", "tool_facts"]
 
 _KERNEL_READS = frozenset({"role", "trust"})
+_INPUT_READS = frozenset({"input", "size"})
 
 
 def tool_facts(tool: CatalogTool) -> ToolFacts:
@@ -137,18 +139,27 @@ class PolicyStep:
             declared = estimate_for(tool, _DECLARED)
             estimate = estimate_for(tool, request)
             above = any(estimate[name] > declared[name] for name in declared)
-        context = call_context(
-            facts,
-            action,
-            arguments,
-            target=request.target,
-            acted_by=acting.acted_by,
-            estimate=estimate,
-            above_default=above,
-            now=now,
-            reads=reads,
-        )
-        decision = index.decide(CedarCall.build(who, tool.name, action, facts.resource(action), context))
+
+        def evaluate() -> PolicyDecision:
+            context = call_context(
+                facts,
+                action,
+                arguments,
+                target=request.target,
+                acted_by=acting.acted_by,
+                estimate=estimate,
+                above_default=above,
+                now=now,
+                reads=reads,
+            )
+            return index.decide(CedarCall.build(who, tool.name, action, facts.resource(action), context))
+
+        # Policies reading the input see it checked against the tool's schema and typed for Cedar:
+        # for large arguments, that work may take a second and is done off the event loop.
+        if reads & _INPUT_READS and raw is not None and len(raw) > INLINE_BYTES:
+            decision = await off_the_loop(evaluate)
+        else:
+            decision = evaluate()
         if raw is not None:
             index.remember(key, decision)
         return decision

@@ -22,8 +22,6 @@ from functools import cached_property
 from types import MappingProxyType
 from typing import Any, ClassVar
 
-import anyio
-import anyio.to_thread
 import mcp_types
 import pydantic_core
 from jsonschema.exceptions import SchemaError
@@ -40,6 +38,7 @@ from colony.errors import (
     UpstreamToolError,
     summarize,
 )
+from colony.offload import INLINE_BYTES, off_the_loop
 from colony.schemas import ValidationRefused, bounded_errors, compiled_validator, validator_class
 from colony.spec import Backend, Determinism, ExecutionLocality, ToolSpec
 from colony.telemetry import note_execution
@@ -53,8 +52,6 @@ _MAX_DESCRIPTION = 4000
 _EMPTY_OBJECT: dict[str, Any] = {"type": "object", "properties": {}}
 _NO_PARAMETERS = inspect.Signature([inspect.Parameter("self", inspect.Parameter.POSITIONAL_OR_KEYWORD)])
 _RESERVED_ACTIONS = frozenset(ToolCapability.actions())
-_CHECKED_ON_THE_LOOP = 16 * 1024  # bytes of arguments (as JSON) checked in place: tens of microseconds
-_checkers: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, anyio.CapacityLimiter] = weakref.WeakKeyDictionary()
 
 
 @dataclass(frozen=True, eq=False)
@@ -106,20 +103,14 @@ class SchemaAction(ActionDefinition):
         return self.validate_input(arguments)
 
     async def checked_input(self, arguments: Mapping[str, Any]) -> dict[str, Any]:
-        """Small arguments checked in place; larger ones on one worker thread per event loop, in turn.
+        """Small arguments checked in place; larger ones off the event loop (``colony.offload``).
 
         Within its budget a check may still run for a second or more (a costly schema, the
-        largest arguments the cap allows). On the loop that second would hold every other
-        call; on a thread it shares the interpreter with them, and one thread at a time
-        keeps the loop's share of it whatever the number of such calls in flight.
+        largest arguments the cap allows): on the loop, that second would hold every other call.
         """
-        if len(pydantic_core.to_json(arguments, fallback=str)) <= _CHECKED_ON_THE_LOOP:
+        if len(pydantic_core.to_json(arguments, fallback=str)) <= INLINE_BYTES:
             return self.validate_input(arguments)
-        loop = asyncio.get_running_loop()
-        checker = _checkers.get(loop)
-        if checker is None:
-            checker = _checkers[loop] = anyio.CapacityLimiter(1)
-        return await anyio.to_thread.run_sync(self.validate_input, arguments, limiter=checker)
+        return await off_the_loop(lambda: self.validate_input(arguments))
 
     def _uncheckable(self, reason: str) -> UpstreamProtocolError:
         return UpstreamProtocolError(

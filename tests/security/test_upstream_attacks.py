@@ -21,6 +21,7 @@ from pydantic import ValidationError
 from blocks import ColonyConfig, load_settings
 from colony.errors import (
     McpServersFileError,
+    PolicyDeniedError,
     SettingsError,
     ToolInputError,
     ToolUnavailableError,
@@ -29,6 +30,7 @@ from colony.errors import (
     UpstreamUnavailableError,
 )
 from colony.kernel import ColonyKernel
+from colony.policy import PolicySettings
 from colony.runtime import CallRequest, CallStatus, KernelProvider, Principal, Runtime
 from colony.settings import ColonySettings
 from colony.upstream import McpServers, Review, UpstreamSettings, load_servers
@@ -123,6 +125,35 @@ async def test_other_calls_are_answered_while_costly_arguments_are_checked(runti
     assert not costly.done()
     with pytest.raises(ToolInputError, match="more than 2,000,000 steps"):
         await costly
+
+
+async def test_other_calls_are_answered_while_a_policy_reads_costly_arguments(
+    upstream: Upstream, hostile: StdioServer | HttpServer, tmp_path: Path
+) -> None:
+    # A policy reading context.input sees the arguments checked against the server's schema,
+    # before the runtime's own check: that check, too, held the event loop for its second.
+    upstream.connect({"hostile": hostile})
+    policies = tmp_path / "policies"
+    policies.mkdir()
+    (policies / "inputs.cedar").write_text(
+        'forbid(principal, action, resource) when { context.input has key && context.input.key == "secret" };\n'
+        "permit(principal, action, resource);\n"
+    )
+    runtime = Runtime(kernels=KernelProvider(ColonyKernel.from_env()), policies=PolicySettings(directory=policies))
+    try:
+        assert await lookup(runtime, "before") == {"result": "value of before"}
+        costly = asyncio.create_task(runtime.call(CallRequest("hostile__sieve", {"values": [1] * 60_000}), AGENT))
+        await asyncio.sleep(0.05)  # let the costly call reach the policies
+        assert [await lookup(runtime, f"during {n}") for n in range(3)] == [
+            {"result": f"value of during {n}"} for n in range(3)
+        ]
+        assert not costly.done()
+        with pytest.raises(ToolInputError, match="more than 2,000,000 steps"):
+            await costly
+        with pytest.raises(PolicyDeniedError):  # and the policy still decides
+            await lookup(runtime, "secret")
+    finally:
+        await runtime.aclose()
 
 
 async def test_a_rug_pull_takes_that_tool_out_of_service_and_leaves_the_others(
