@@ -6,9 +6,10 @@ for up to 15 minutes, and the scheduler inserts its runs' Scheduled states witho
 emitting events. The Pending event of a scheduled run a worker claims within five minutes
 of its scheduling (the first ticks after a deploy) is held, then judged after its window
 was swept away: the lost-start automation never sees it, and a run whose worker died
-while it started would stay Pending for good. Every tick therefore crashes the Colony runs
-still pending ``start_seconds`` after their claim (``crash_lost_starts``), as the
-automation would have.
+while it started would stay Pending (or Running, if it died between its Running state and
+its first beat) for good. Every tick therefore crashes the Colony runs still pending
+``start_seconds`` after their claim, and those running that long without a beat
+(``crash_lost_starts``), as the automation would have.
 """
 
 from __future__ import annotations
@@ -17,16 +18,17 @@ from datetime import UTC, datetime, timedelta
 from typing import Any
 from uuid import UUID
 
-from prefect.client.orchestration import get_client
+from prefect.client.orchestration import SyncPrefectClient, get_client
 from prefect.client.schemas.filters import FlowRunFilter, FlowRunFilterState, FlowRunFilterStateType, FlowRunFilterTags
-from prefect.client.schemas.objects import StateType
+from prefect.client.schemas.objects import FlowRun, StateType
 from prefect.client.schemas.responses import OrchestrationResult, SetStateStatus
 from prefect.client.schemas.sorting import FlowRunSort
+from prefect.events.filters import EventFilter, EventNameFilter, EventOccurredFilter, EventResourceFilter
 from prefect.exceptions import ObjectNotFound
 from prefect.states import Crashed
 from pydantic import Field, model_validator
 
-from flows._heartbeat import HeartbeatSettings
+from flows._heartbeat import HEARTBEAT_EVENT, HeartbeatSettings
 
 __all__ = [
     "COLONY_TAG",
@@ -85,27 +87,22 @@ def lost_start_message(start_seconds: int) -> str:
 
 
 def crash_lost_starts(settings: RecoverySettings | None = None) -> list[UUID]:
-    """Mark Crashed every Colony run pending for more than ``start_seconds``; the runs it crashed.
+    """Mark Crashed every Colony run that was claimed ``start_seconds`` ago and never beat; the runs it crashed.
 
     A run's pending states (Pending, then the worker's Submitting) are its claim; a run that
-    began, beat, paused or ended has left them. Crashed is proposed like the automation's
-    action, so a run that leaves Pending at that moment is judged by Prefect's rules as there;
-    a run deleted meanwhile, or whose proposal Prefect turned down, is not counted.
+    began, beat, paused or ended has left them. A run Running that long without one beat since
+    its Running state died before its first (a live run beats as its body starts, a run that
+    beat and stopped is the zombie automation's). Crashed is proposed like the automation's
+    action, so a run that moves on at that moment is judged by Prefect's rules as there; a
+    run deleted meanwhile, or whose proposal Prefect turned down, is not counted.
     """
     settings = settings or RecoverySettings()
     claimed_before = datetime.now(UTC) - timedelta(seconds=settings.start_seconds)
-    pending = FlowRunFilter(
-        state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[StateType.PENDING])),
-        tags=FlowRunFilterTags(all_=[COLONY_TAG]),
-    )
     crashed = []
     with get_client(sync_client=True) as client:
-        runs = client.read_flow_runs(
-            flow_run_filter=pending, sort=FlowRunSort.EXPECTED_START_TIME_ASC, limit=_SWEPT_PER_TICK
-        )
-        for run in runs:
-            if run.state is None or run.state.timestamp is None or run.state.timestamp >= claimed_before:
-                continue
+        pending = _colony_runs(client, StateType.PENDING, claimed_before)
+        running = _colony_runs(client, StateType.RUNNING, claimed_before)
+        for run in [*pending, *(run for run in running if not _beat_since(client, run))]:
             try:
                 answer: OrchestrationResult[Any] = client.set_flow_run_state(
                     run.id, Crashed(message=lost_start_message(settings.start_seconds))
@@ -115,3 +112,29 @@ def crash_lost_starts(settings: RecoverySettings | None = None) -> list[UUID]:
             if answer.status is SetStateStatus.ACCEPT:
                 crashed.append(run.id)
     return crashed
+
+
+def _colony_runs(client: SyncPrefectClient, state: StateType, entered_before: datetime) -> list[FlowRun]:
+    """The Colony runs in ``state`` since before ``entered_before``, the oldest first (a bounded sweep)."""
+    in_state = FlowRunFilter(
+        state=FlowRunFilterState(type=FlowRunFilterStateType(any_=[state])),
+        tags=FlowRunFilterTags(all_=[COLONY_TAG]),
+    )
+    sort = FlowRunSort.EXPECTED_START_TIME_ASC
+    runs = client.read_flow_runs(flow_run_filter=in_state, sort=sort, limit=_SWEPT_PER_TICK)
+    return [
+        run
+        for run in runs
+        if run.state is not None and run.state.timestamp is not None and run.state.timestamp < entered_before
+    ]
+
+
+def _beat_since(client: SyncPrefectClient, run: FlowRun) -> bool:
+    """Whether ``run`` sent a heartbeat since it entered its current state."""
+    assert run.state is not None and run.state.timestamp is not None
+    beats = EventFilter(
+        event=EventNameFilter(name=[HEARTBEAT_EVENT]),
+        resource=EventResourceFilter(id=[f"prefect.flow-run.{run.id}"]),
+        occurred=EventOccurredFilter(since=run.state.timestamp, until=datetime.now(UTC)),
+    )
+    return bool(client.read_events(filter=beats, limit=1).events)

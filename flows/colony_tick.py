@@ -102,10 +102,10 @@ def settle_holds(settings: KernelSettings) -> list[Settled]:
 
 @task(name="colony.crash-lost-starts", tags={"colony"}, cache_policy=NO_CACHE)
 def crash_lost() -> list[UUID]:
-    """Mark Crashed the Colony runs still pending ``COLONY_START_SECONDS`` after a worker claimed them."""
+    """Mark Crashed the Colony runs a worker claimed ``COLONY_START_SECONDS`` ago that never beat."""
     crashed = crash_lost_starts()
     for run in crashed:
-        get_run_logger().warning("flow run %s was claimed and never started: marked Crashed", run)
+        get_run_logger().warning("flow run %s was claimed and never beat: marked Crashed", run)
     return crashed
 
 

@@ -4,19 +4,21 @@ from __future__ import annotations
 
 import time
 from datetime import UTC, datetime, timedelta
-from uuid import uuid4
+from uuid import UUID, uuid4
 
 import pytest
 from prefect import flow
-from prefect.client.orchestration import get_client
+from prefect.client.orchestration import SyncPrefectClient, get_client
 from prefect.client.schemas.filters import ArtifactFilter, ArtifactFilterKey
 from prefect.client.schemas.objects import Artifact, FlowRun
+from prefect.events import emit_event
 from prefect.events.filters import EventFilter, EventNameFilter, EventResourceFilter
-from prefect.states import Pending, Submitting
+from prefect.states import Pending, Running, Submitting
 from prefect.variables import Variable
 
 from colony.kernel import KernelSettings, RecordOutcomeRequest, SignalType
 from flows._events import ROLES_CHANGED
+from flows._heartbeat import HEARTBEAT_EVENT
 from flows._recovery import SHORTEST_WINDOW_SECONDS, lost_start_message
 from flows.colony_tick import ROLES_VARIABLE, colony_tick
 from flows.pruning_report import pruning_report
@@ -90,24 +92,47 @@ def claimed_and_lost() -> None:
 def test_a_tick_crashes_the_colony_runs_claimed_longer_ago_than_the_start_window(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    # What the lost-start automation misses when Prefect's triggers hold a run's Pending event.
+    # What the lost-start automation misses when Prefect's triggers hold a run's Pending event:
+    # a run lost while pending, and one lost once Running but before its first beat.
     monkeypatch.setenv("COLONY_START_SECONDS", str(SHORTEST_WINDOW_SECONDS))
     with get_client(sync_client=True) as client:
 
-        def claimed(tags: list[str]) -> FlowRun:
+        def claimed(tags: list[str], *, started: bool = False) -> FlowRun:
             run = client.create_flow_run(claimed_and_lost, name=f"claimed-{uuid4()}", tags=tags, state=Pending())
             client.set_flow_run_state(run.id, Submitting())  # what a worker proposes next
+            if started:
+                client.set_flow_run_state(run.id, Running())  # what the run's engine proposes
             return client.read_flow_run(run.id)
 
         lost = claimed(["colony"])
+        lost_running = claimed(["colony"], started=True)
+        beating = claimed(["colony"], started=True)
         elsewhere = claimed(["not-colony"])  # a run of someone else's deployment
-        assert lost.state is not None and lost.state.timestamp is not None
-        window_closed = lost.state.timestamp + timedelta(seconds=SHORTEST_WINDOW_SECONDS + 1)
+        beat(client, beating.id)
+        assert lost_running.state is not None and lost_running.state.timestamp is not None
+        window_closed = lost_running.state.timestamp + timedelta(seconds=SHORTEST_WINDOW_SECONDS + 1)
         time.sleep(max(0.0, (window_closed - datetime.now(UTC)).total_seconds()))  # the claim's age is the point
         starting = claimed(["colony"])  # still inside its window
         colony_tick()
-        states = {run.id: client.read_flow_run(run.id).state for run in (lost, elsewhere, starting)}
-    crashed = states[lost.id]
-    assert crashed is not None and crashed.name == "Crashed"
-    assert crashed.message == lost_start_message(SHORTEST_WINDOW_SECONDS)
-    assert [getattr(states[run.id], "name", None) for run in (elsewhere, starting)] == ["Submitting", "Submitting"]
+        runs = (lost, lost_running, beating, elsewhere, starting)
+        states = {run.id: client.read_flow_run(run.id).state for run in runs}
+    for run in (lost, lost_running):
+        crashed = states[run.id]
+        assert crashed is not None and crashed.name == "Crashed"
+        assert crashed.message == lost_start_message(SHORTEST_WINDOW_SECONDS)
+    assert [getattr(states[run.id], "name", None) for run in (beating, elsewhere, starting)] == [
+        "Running",
+        "Submitting",
+        "Submitting",
+    ]
+
+
+def beat(client: SyncPrefectClient, run: UUID) -> None:
+    """A Colony heartbeat of ``run``, once the events API shows it (a live run's first beat)."""
+    resource = f"prefect.flow-run.{run}"
+    emit_event(HEARTBEAT_EVENT, resource={"prefect.resource.id": resource})
+    beats = EventFilter(event=EventNameFilter(name=[HEARTBEAT_EVENT]), resource=EventResourceFilter(id=[resource]))
+    deadline = time.monotonic() + 30
+    while not client.read_events(filter=beats, limit=1).events:
+        assert time.monotonic() < deadline, f"the heartbeat of {run} never reached the events API"
+        time.sleep(0.2)
