@@ -127,6 +127,28 @@ async def test_other_calls_are_answered_while_costly_arguments_are_checked(runti
         await costly
 
 
+async def test_a_caller_flooding_costly_checks_waits_behind_its_own(upstream: Upstream, tmp_path: Path) -> None:
+    # Large arguments are checked on one thread per event loop. Served first come, first served,
+    # a caller's costly calls held another's large, cheap call until every one of them was checked.
+    upstream.connect({"hostile": hostile_stdio(env={"HOSTILE_STATE": str(tmp_path / "state")}, timeout=5)})
+    runtime = Runtime(kernels=KernelProvider(ColonyKernel.from_env()))
+    flooder, other = Principal.of("flooder", ["*"]), Principal.of("other", ["*"])
+    try:
+        assert await lookup(runtime, "before") == {"result": "value of before"}  # the session is up
+        costly = CallRequest("hostile__sieve", {"values": [1] * 60_000})
+        flood = [asyncio.create_task(runtime.call(costly, flooder)) for _ in range(2)]
+        await asyncio.sleep(0.05)  # the flood is queued, its first check running
+        large = "k" * 20_000  # over 16 KiB: checked on the same thread, cheaply
+        answer = await runtime.call(CallRequest("hostile__lookup", {"key": large}), other)
+        assert answer.result == {"result": f"value of {large}"}
+        assert sum(task.done() for task in flood) <= 1  # served after the flood's first, not its last
+        for task in flood:
+            with pytest.raises(ToolInputError, match="more than 2,000,000 steps"):
+                await task
+    finally:
+        await runtime.aclose()
+
+
 async def test_other_calls_are_answered_while_a_policy_reads_costly_arguments(
     upstream: Upstream, hostile: StdioServer | HttpServer, tmp_path: Path
 ) -> None:
