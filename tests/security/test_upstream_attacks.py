@@ -131,7 +131,9 @@ async def test_a_caller_flooding_costly_checks_waits_behind_its_own(upstream: Up
     # Large arguments are checked on one thread per event loop. Served first come, first served,
     # a caller's costly calls held another's large, cheap call until every one of them was checked.
     upstream.connect({"hostile": hostile_stdio(env={"HOSTILE_STATE": str(tmp_path / "state")}, timeout=5)})
-    runtime = Runtime(kernels=KernelProvider(ColonyKernel.from_env()))
+    # A check takes about a second here, and over ten on a loaded CI machine: the flood's second
+    # call waits for two of them, so its deadline is not the default 30 s.
+    runtime = Runtime(kernels=KernelProvider(ColonyKernel.from_env()), timeout_seconds=240)
     flooder, other = Principal.of("flooder", ["*"]), Principal.of("other", ["*"])
     try:
         assert await lookup(runtime, "before") == {"result": "value of before"}  # the session is up
