@@ -40,6 +40,7 @@ from colony.upstream.tools import sessions
 from tests.services.upstream import Upstream, hostile_stdio
 
 AGENT = Principal.of("engineer-1", ["*"])
+COSTLY = CallRequest("hostile__sieve", {"values": [1] * 60_000})  # ~1,000 steps per value: refused at the budget
 
 
 @pytest.fixture(params=["stdio", "http"])
@@ -107,17 +108,16 @@ async def test_arguments_too_costly_to_check_against_the_servers_schema_are_refu
     # 180 KB of arguments would hold the event loop, and every other caller, for minutes.
     assert (await runtime.call(CallRequest("hostile__sieve", {"values": [1, 2]}), AGENT)).result == {"result": 2}
     with pytest.raises(ToolInputError, match=r"invalid arguments for sieve: .* more than 2,000,000 steps") as caught:
-        await runtime.call(CallRequest("hostile__sieve", {"values": [1] * 60_000}), AGENT)
+        await runtime.call(COSTLY, AGENT)
     assert [error.field for error in caught.value.errors] == ["<root>"]
     assert await lookup(runtime, "after") == {"result": "value of after"}
     assert (tmp_path / "hostile-state").read_text().splitlines() == ["sieve 2"]  # the server saw one call
 
 
-async def test_other_calls_are_answered_while_costly_arguments_are_checked(runtime: Runtime) -> None:
-    # Even bounded, that check spends a second or more; on the event loop it held every other call
-    # until it ended. Checked on a worker thread, the lookups below are answered before it ends.
+async def answered_during_a_costly_check(runtime: Runtime) -> None:
+    """Three lookups are answered while a costly call is still being checked; the costly call is then refused."""
     assert await lookup(runtime, "before") == {"result": "value of before"}  # the session is up
-    costly = asyncio.create_task(runtime.call(CallRequest("hostile__sieve", {"values": [1] * 60_000}), AGENT))
+    costly = asyncio.create_task(runtime.call(COSTLY, AGENT))
     await asyncio.sleep(0.05)  # let the costly call reach its check
     assert [await lookup(runtime, f"during {n}") for n in range(3)] == [
         {"result": f"value of during {n}"} for n in range(3)
@@ -125,6 +125,12 @@ async def test_other_calls_are_answered_while_costly_arguments_are_checked(runti
     assert not costly.done()
     with pytest.raises(ToolInputError, match="more than 2,000,000 steps"):
         await costly
+
+
+async def test_other_calls_are_answered_while_costly_arguments_are_checked(runtime: Runtime) -> None:
+    # Even bounded, that check spends a second or more; on the event loop it held every other call
+    # until it ended. Checked on a worker thread, the lookups below are answered before it ends.
+    await answered_during_a_costly_check(runtime)
 
 
 async def test_a_caller_flooding_costly_checks_waits_behind_its_own(upstream: Upstream, tmp_path: Path) -> None:
@@ -137,8 +143,7 @@ async def test_a_caller_flooding_costly_checks_waits_behind_its_own(upstream: Up
     flooder, other = Principal.of("flooder", ["*"]), Principal.of("other", ["*"])
     try:
         assert await lookup(runtime, "before") == {"result": "value of before"}  # the session is up
-        costly = CallRequest("hostile__sieve", {"values": [1] * 60_000})
-        flood = [asyncio.create_task(runtime.call(costly, flooder)) for _ in range(2)]
+        flood = [asyncio.create_task(runtime.call(COSTLY, flooder)) for _ in range(2)]
         await asyncio.sleep(0.05)  # the flood is queued, its first check running
         large = "k" * 20_000  # over 16 KiB: checked on the same thread, cheaply
         answer = await runtime.call(CallRequest("hostile__lookup", {"key": large}), other)
@@ -165,15 +170,7 @@ async def test_other_calls_are_answered_while_a_policy_reads_costly_arguments(
     )
     runtime = Runtime(kernels=KernelProvider(ColonyKernel.from_env()), policies=PolicySettings(directory=policies))
     try:
-        assert await lookup(runtime, "before") == {"result": "value of before"}
-        costly = asyncio.create_task(runtime.call(CallRequest("hostile__sieve", {"values": [1] * 60_000}), AGENT))
-        await asyncio.sleep(0.05)  # let the costly call reach the policies
-        assert [await lookup(runtime, f"during {n}") for n in range(3)] == [
-            {"result": f"value of during {n}"} for n in range(3)
-        ]
-        assert not costly.done()
-        with pytest.raises(ToolInputError, match="more than 2,000,000 steps"):
-            await costly
+        await answered_during_a_costly_check(runtime)  # the check is the policies' here
         with pytest.raises(PolicyDeniedError):  # and the policy still decides
             await lookup(runtime, "secret")
     finally:
