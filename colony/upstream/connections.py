@@ -31,6 +31,7 @@ from mcp.shared.exceptions import MCPError
 
 from colony.errors import (
     ColonyError,
+    ToolUnavailableError,
     UpstreamError,
     UpstreamProtocolError,
     UpstreamTimeoutError,
@@ -38,7 +39,7 @@ from colony.errors import (
     UpstreamUnavailableError,
 )
 from colony.telemetry import metrics
-from colony.upstream.config import HttpServer, ServerConfig, StdioServer, resolve_values
+from colony.upstream.config import HttpServer, ServerConfig, StdioServer, catalog_name, resolve_values
 from colony.upstream.pins import Review
 from colony.upstream.stdio import OVERSIZED, bounded_stdio
 
@@ -71,10 +72,17 @@ class UpstreamServer:
         self.out_of_service: frozenset[str] = frozenset()
 
     async def call_tool(self, tool: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
-        """Call ``tool`` on the server; an UpstreamError (typed) when the server, not the caller, fails."""
+        """Call ``tool`` on the server; an UpstreamError (typed) when the server, not the caller, fails.
+
+        A tool whose definition drifted from its pin is refused here, once the session is
+        connected: a session's start lists the tools and compares them with the pins, so the
+        first call after a start (or a restart) meets the same check as every later one.
+        """
         timeout = self.config.timeout
         try:
             client = await self._connected()
+            if tool in self.out_of_service:
+                raise self._drifted(tool)
             async with asyncio.timeout(timeout):  # asyncio's own: a fraction of an anyio cancel scope's cost per call
                 result = await client.call_tool(tool, arguments)
         except TimeoutError:
@@ -214,6 +222,14 @@ class UpstreamServer:
                 logger.warning("MCP server %r: re-reading its tools failed: %s", self.name, _describe(error))
             return
         self.out_of_service = self._on_listed(self.name, listed).out_of_service
+
+    def _drifted(self, tool: str) -> ToolUnavailableError:
+        name = catalog_name(self.name, tool)
+        reason = (
+            f"its definition on MCP server {self.name!r} changed since it was pinned; an operator must "
+            f"review it (colony mcp-servers pin {self.name})"
+        )
+        return ToolUnavailableError(f"tool {name!r} is out of service: {reason}", tool=name, reason=reason)
 
     def _mark_broken(self, error: BaseException) -> None:
         self._failure = error

@@ -33,7 +33,6 @@ from colony.errors import (
     MAX_FIELD_ERRORS,
     FieldError,
     ToolInputError,
-    ToolUnavailableError,
     UpstreamProtocolError,
     UpstreamToolError,
     summarize,
@@ -129,16 +128,8 @@ class UpstreamTool(ToolCapability):
     observe: ClassVar[Callable[[str, list[dict[str, Any]]], Review]]
 
     async def forward(self, **arguments: Any) -> Any:
-        """Send the call over the server's shared session; refused while the tool's definition has drifted."""
+        """Send the call over the server's shared session (which refuses a tool whose definition drifted)."""
         session = sessions.get(self.server, self.server_config, type(self).observe)
-        if self.upstream_name in session.out_of_service:
-            reason = (
-                f"its definition on MCP server {self.server!r} changed since it was pinned; an operator must "
-                f"review it (colony mcp-servers pin {self.server})"
-            )
-            raise ToolUnavailableError(
-                f"tool {self.spec.name!r} is out of service: {reason}", tool=self.spec.name, reason=reason
-            )
         note_execution({"colony.upstream.server": self.server, "colony.upstream.tool": self.upstream_name})
         result = await session.call_tool(self.upstream_name, arguments)
         return result_value(self.server, self.upstream_name, result)

@@ -201,6 +201,29 @@ async def test_a_rug_pull_takes_that_tool_out_of_service_and_leaves_the_others(
         assert review.unchanged and not review.changed
 
 
+async def test_a_tool_changed_before_the_session_started_is_refused_on_its_first_call(
+    upstream: Upstream, hostile: StdioServer | HttpServer
+) -> None:
+    # The pin says one thing, the server (restarted, or its package updated) serves another: the
+    # session's first listing finds the drift, and the call that started the session meets it too.
+    from colony.upstream import PinStore, pins_path
+
+    upstream.connect({"hostile": hostile})
+    store = PinStore(pins_path(upstream.home))
+    served = store.servers()["hostile"]["lookup"].definition
+    store.pin("hostile", [{**served, "description": "Look up a key in the old table."}], only=["lookup"])
+    runtime = Runtime(kernels=KernelProvider(ColonyKernel.from_env()))
+    try:
+        assert "hostile__lookup" in runtime.catalog.tools  # nothing has listed the server's tools yet
+        for _ in range(2):
+            with pytest.raises(ToolUnavailableError, match="changed since it was pinned"):
+                await lookup(runtime)
+        assert sessions.running()["hostile"].starts == 1
+        assert (await runtime.call(CallRequest("hostile__started", {}), AGENT)).status is CallStatus.EXECUTED
+    finally:
+        await runtime.aclose()
+
+
 async def test_injected_text_is_shown_at_pin_time_and_pinned_only_when_accepted(
     upstream: Upstream, tmp_path: Path
 ) -> None:
