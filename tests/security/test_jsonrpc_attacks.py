@@ -9,7 +9,9 @@ from typing import Any
 import httpx
 import pytest
 from mcp.shared.exceptions import MCPError
+from starlette.types import Receive, Scope, Send
 
+from colony.surfaces.gateway.jsonrpc import MAX_BATCH, JsonRpcGuard
 from tests.colony.surfaces.seed001 import mcp_over_http
 
 HEADERS = {"accept": "application/json, text/event-stream", "content-type": "application/json"}
@@ -83,6 +85,42 @@ def test_a_batch_is_refused_unless_2025_03_26_was_negotiated(secured: tuple[str,
     assert all(answer["result"]["tools"] for answer in answers)
     empty = post(url, "[]", version="2025-03-26")
     assert empty.status_code == 400 and error_of(empty)["code"] == -32600
+
+
+def test_a_batch_over_the_cap_is_refused_whole(secured: tuple[str, Path]) -> None:
+    # Answered, 19,000 tools/list requests fitting the 1 MB body cap would be gigabytes of answers.
+    url, _ = secured
+    flood = [{**LIST, "id": number} for number in range(MAX_BATCH + 1)]
+    refused = post(url, json.dumps(flood), version="2025-03-26")
+    assert refused.status_code == 400
+    error = error_of(refused)
+    assert error["code"] == -32600 and f"the cap is {MAX_BATCH}" in error["message"]
+    assert error["data"] == {"messages": MAX_BATCH + 1, "cap": MAX_BATCH}
+    pings = [{"jsonrpc": "2.0", "id": number, "method": "ping"} for number in range(MAX_BATCH)]
+    answered = post(url, json.dumps(pings), version="2025-03-26")
+    assert [answer["id"] for answer in answered.json()] == list(range(MAX_BATCH))
+
+
+async def test_a_batch_stops_serving_once_its_answers_pass_their_cap() -> None:
+    served: list[int] = []
+
+    async def kilobyte_answers(scope: Scope, receive: Receive, send: Send) -> None:
+        request = json.loads((await receive())["body"])
+        served.append(request["id"])
+        body = json.dumps({"jsonrpc": "2.0", "id": request["id"], "result": {"padding": "x" * 1000}}).encode()
+        await send({"type": "http.response.start", "status": 200, "headers": [(b"content-type", b"application/json")]})
+        await send({"type": "http.response.body", "body": body})
+
+    guard = JsonRpcGuard(kilobyte_answers, max_answer_bytes=2500)
+    batch = [{"jsonrpc": "2.0", "id": number, "method": "tools/list"} for number in range(5)]
+    headers = {**HEADERS, "mcp-protocol-version": "2025-03-26"}
+    async with httpx.AsyncClient(transport=httpx.ASGITransport(app=guard), base_url="http://gateway") as client:
+        answers = (await client.post("/mcp", json=batch, headers=headers)).json()
+    assert served == [0, 1, 2]  # the third answer passed 2,500 bytes: the last two were never served
+    assert [answer["id"] for answer in answers] == [0, 1, 2, 3, 4]
+    assert all("result" in answer for answer in answers[:3])
+    assert [answer["error"]["code"] for answer in answers[3:]] == [-32600, -32600]
+    assert "passed 2500 bytes" in answers[3]["error"]["message"]
 
 
 def test_a_bad_protocol_version_header_is_named_as_the_header(secured: tuple[str, Path]) -> None:

@@ -4,6 +4,9 @@
 - a body that is not JSON, or nested too deeply to parse: -32700 (never a 500);
 - a batch (a JSON array): -32600, except under protocol 2025-03-26, the one revision that
   had batches, where each message is answered in turn and the answers come back as an array;
+  a batch holds at most ``MAX_BATCH`` messages, and once its answers pass
+  ``MAX_BATCH_ANSWER_BYTES`` the messages left are each answered -32600 naming the cap (so a
+  1 MB body of ``tools/list`` requests cannot be made into gigabytes of answers);
 - a message that is no object, or a request without ``method``: -32600.
 """
 
@@ -19,17 +22,25 @@ from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from colony.surfaces.gateway.replies import send_body, send_json
 
-__all__ = ["BATCH_VERSION", "JsonRpcGuard"]
+__all__ = ["BATCH_VERSION", "MAX_BATCH", "MAX_BATCH_ANSWER_BYTES", "JsonRpcGuard"]
 
 BATCH_VERSION = "2025-03-26"
+#: The messages one batch may hold: clients batch a handful; each message is served in turn on the loop.
+MAX_BATCH = 50
+#: The answers of one batch, encoded: past this, the messages left are refused, not answered.
+MAX_BATCH_ANSWER_BYTES = 8 * 1024 * 1024
 _HEADER = "mcp-protocol-version"
 
 
 class JsonRpcGuard:
     """Answer malformed /mcp messages with their JSON-RPC error; split a 2025-03-26 batch into single calls."""
 
-    def __init__(self, app: ASGIApp) -> None:
+    def __init__(
+        self, app: ASGIApp, *, max_batch: int = MAX_BATCH, max_answer_bytes: int = MAX_BATCH_ANSWER_BYTES
+    ) -> None:
         self.app = app
+        self.max_batch = max_batch
+        self.max_answer_bytes = max_answer_bytes
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http" or scope["method"] != "POST":
@@ -62,6 +73,12 @@ class JsonRpcGuard:
                 await _refuse(send, INVALID_REQUEST, message)
             elif not document:
                 await _refuse(send, INVALID_REQUEST, "Invalid Request: the batch is empty")
+            elif len(document) > self.max_batch:
+                message = (
+                    f"Invalid Request: the batch holds {len(document)} messages; the cap is {self.max_batch} "
+                    "(send the rest in further batches, or one message per POST)"
+                )
+                await _refuse(send, INVALID_REQUEST, message, data={"messages": len(document), "cap": self.max_batch})
             else:
                 await self._batch(scope, document, receive, send)
             return
@@ -73,9 +90,15 @@ class JsonRpcGuard:
 
     async def _batch(self, scope: Scope, messages: list[Any], receive: Receive, send: Send) -> None:
         """Each message of a batch answered in turn; the answers (none for notifications) as one array."""
-        answers = []
+        answers: list[Any] = []
+        size = 0
         for message in messages:
             fault = _fault(message)
+            if fault is None and size > self.max_answer_bytes:
+                fault = (
+                    f"Invalid Request: not served: this batch's answers passed {self.max_answer_bytes} bytes before "
+                    "this message; send it again in another batch"
+                )
             if fault is not None:
                 answers.append(_error(INVALID_REQUEST, fault, _id(message)))
                 continue
@@ -85,6 +108,7 @@ class JsonRpcGuard:
             captured = _Captured()
             await self.app(single, _replay(raw, receive), captured)
             if captured.body.strip():
+                size += len(captured.body)
                 answers.append(json.loads(captured.body))
         if answers:
             await send_json(send, 200, answers)
