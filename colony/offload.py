@@ -14,13 +14,12 @@ from __future__ import annotations
 
 import asyncio
 import weakref
-from collections import OrderedDict, deque
 from collections.abc import Callable
 from typing import TypeVar
 
 import anyio.to_thread
 
-from colony.callers import CURRENT_CALLER
+from colony.callers import CURRENT_CALLER, Turns
 
 __all__ = ["INLINE_BYTES", "off_the_loop"]
 
@@ -30,54 +29,7 @@ T = TypeVar("T")
 INLINE_BYTES = 16 * 1024
 
 
-class _Turns:
-    """Who works on the thread next: the callers waiting, served one piece each in turn."""
-
-    def __init__(self) -> None:
-        self.busy = False
-        self.waiting: OrderedDict[str | None, deque[asyncio.Future[None]]] = OrderedDict()
-
-    async def take(self, caller: str | None) -> None:
-        """Return once ``caller`` holds the turn (``hand_on`` gives it up)."""
-        if not self.busy:
-            self.busy = True
-            return
-        handed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
-        self.waiting.setdefault(caller, deque()).append(handed)
-        try:
-            await handed
-        except asyncio.CancelledError:
-            if handed.done() and not handed.cancelled():  # handed the turn as it was cancelled: pass it on
-                self.hand_on(caller)
-            else:
-                self._forget(caller, handed)
-            raise
-
-    def hand_on(self, caller: str | None) -> None:
-        """``caller`` is done: the turn goes to the next caller waiting, ``caller`` to the back."""
-        if caller in self.waiting and len(self.waiting) > 1:
-            self.waiting.move_to_end(caller)
-        while self.waiting:
-            next_caller, queue = next(iter(self.waiting.items()))
-            handed = queue.popleft()
-            if queue:
-                self.waiting.move_to_end(next_caller)
-            else:
-                del self.waiting[next_caller]
-            if not handed.done():
-                handed.set_result(None)
-                return
-        self.busy = False
-
-    def _forget(self, caller: str | None, handed: asyncio.Future[None]) -> None:
-        queue = self.waiting.get(caller)
-        if queue is not None and handed in queue:
-            queue.remove(handed)
-            if not queue:
-                del self.waiting[caller]
-
-
-_turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, _Turns] = weakref.WeakKeyDictionary()
+_turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Turns] = weakref.WeakKeyDictionary()
 
 
 async def off_the_loop(work: Callable[[], T]) -> T:
@@ -85,7 +37,7 @@ async def off_the_loop(work: Callable[[], T]) -> T:
     loop = asyncio.get_running_loop()
     turns = _turns.get(loop)
     if turns is None:
-        turns = _turns[loop] = _Turns()
+        turns = _turns[loop] = Turns()
     caller = CURRENT_CALLER.get()
     await turns.take(caller)
     try:

@@ -6,9 +6,12 @@ it slows every other request of the process and keeps running after its call has
 out. In a server (``Runtime(isolate_cpu_bound=True)``: the gateway, ``colony mcp``), a
 tool that declares ``cpu_bound = True`` therefore runs in a worker process (anyio's
 process pool): the event loop stays free, and a call cancelled at its deadline kills its
-worker. A library user's own process (the client's local calls, a script) keeps threads:
-a worker starts by re-running the parent's main module, as multiprocessing does, which a
-script without a ``__main__`` guard must not have to know about.
+worker. Callers waiting for a worker are served in turn (``colony.callers.Turns``, by the
+principal the runtime authenticated): one caller's flood of costly calls waits behind its
+own, never ahead of another caller's call. A library user's own process (the client's
+local calls, a script) keeps threads: a worker starts by re-running the parent's main
+module, as multiprocessing does, which a script without a ``__main__`` guard must not have
+to know about.
 
     workers = WorkerProcesses()
     result = await workers.run(PiiRedact, "redact_pii", {"text": "..."})
@@ -16,12 +19,15 @@ script without a ``__main__`` guard must not have to know about.
 
 from __future__ import annotations
 
+import asyncio
 import os
+import weakref
 from typing import Any
 
 import anyio
 import anyio.to_process
 
+from colony.callers import CURRENT_CALLER, Turns
 from colony.capability import ToolCapability
 from colony.errors import ColonyError, ToolExecutionError
 
@@ -31,14 +37,27 @@ _instances: dict[type[ToolCapability], ToolCapability] = {}
 
 
 class WorkerProcesses:
-    """At most ``limit`` calls run in worker processes at once; the rest wait under their own deadline."""
+    """At most ``limit`` calls run in worker processes at once; the rest wait in turn, under their own deadline."""
 
     def __init__(self, limit: int | None = None) -> None:
-        self.limiter = anyio.CapacityLimiter(limit or max(2, os.cpu_count() or 1))
+        self.limit = limit or max(2, os.cpu_count() or 1)
+        self._turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[Turns, anyio.CapacityLimiter]] = (
+            weakref.WeakKeyDictionary()
+        )
 
     async def run(self, cls: type[ToolCapability], action: str, arguments: dict[str, Any]) -> Any:
-        """``action`` of ``cls`` in a worker; cancelling the call (its deadline) kills the worker."""
-        return await anyio.to_process.run_sync(_call, cls, action, arguments, cancellable=True, limiter=self.limiter)
+        """``action`` of ``cls`` in a worker, once the caller's turn comes; cancelling the call kills the worker."""
+        loop = asyncio.get_running_loop()
+        shared = self._turns.get(loop)
+        if shared is None:  # the turns hand out the slots; anyio's limiter, as large, never makes a call wait
+            shared = self._turns[loop] = (Turns(self.limit), anyio.CapacityLimiter(self.limit))
+        turns, limiter = shared
+        caller = CURRENT_CALLER.get()
+        await turns.take(caller)
+        try:
+            return await anyio.to_process.run_sync(_call, cls, action, arguments, cancellable=True, limiter=limiter)
+        finally:
+            turns.hand_on(caller)
 
 
 def _call(cls: type[ToolCapability], action: str, arguments: dict[str, Any]) -> Any:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import pickle
 import time
@@ -18,7 +19,8 @@ from colony.errors import (
     ToolInputError,
     ToolOutputTooLargeError,
 )
-from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, Runtime
+from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, Principal, Runtime
+from colony.runtime.workers import WorkerProcesses
 
 MakeRuntime = Callable[..., Runtime]
 
@@ -58,6 +60,25 @@ async def test_a_cpu_bound_call_past_its_deadline_kills_its_worker(make_runtime:
     assert not alive(pid), f"worker {pid} still spins after its call timed out"
     again = await runtime.call(CallRequest("spinner", {"seconds": 0}), LOCAL_OPERATOR)
     assert again.status is CallStatus.EXECUTED  # a fresh worker serves the next call
+
+
+async def test_a_caller_flooding_cpu_bound_calls_waits_behind_its_own(make_runtime: MakeRuntime) -> None:
+    # First come, first served, a flood of costly calls held every worker until it was done,
+    # and another caller's quick call waited for all of it (or timed out behind it).
+    runtime = make_runtime(isolate_cpu_bound=True)
+    runtime.executor.workers = WorkerProcesses(limit=1)  # type: ignore[attr-defined]
+    finished: list[str] = []
+
+    async def spin(caller: str, name: str, seconds: float) -> None:
+        await runtime.call(CallRequest("spinner", {"seconds": seconds}), Principal.of(caller, ["*"]))
+        finished.append(name)
+
+    await spin("flooder", "warm", 0)  # a worker is up: its start is not in the order below
+    flood = [asyncio.create_task(spin("flooder", f"flood {n}", 0.3)) for n in range(4)]
+    await asyncio.sleep(0.1)  # the flood holds the worker and queues the rest
+    await spin("alice", "alice", 0)
+    assert finished[1:3] == ["flood 0", "alice"], finished  # served after the flood's first, not its last
+    await asyncio.gather(*flood)
 
 
 async def test_a_workers_errors_arrive_whole(make_runtime: MakeRuntime) -> None:
