@@ -9,6 +9,10 @@ lower its trust but never raise it. Trust rises on what Colony ran itself, or
 on the word of a person: an operator, or a ``kernel:approve`` principal
 reporting on another agent. Nobody but an operator decides a request it asked
 for itself, and an agent sees only its own requests.
+
+``kernel:approve`` makes its holder a person in the kernel's eyes, so it counts only when
+granted by name: the wildcards ``*`` and ``kernel:*``, given to an agent's token for its
+tools and kernel operations, never make that agent a reviewer.
 """
 
 from __future__ import annotations
@@ -16,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from colony.errors import AttestationError, IdentityError
+from colony.errors import AttestationError, CapabilityDeniedError, IdentityError
 from colony.runtime.principal import Principal
 
 if TYPE_CHECKING:
@@ -28,6 +32,7 @@ __all__ = [
     "KERNEL_PERMISSIONS",
     "authorize_approval_decision",
     "authorize_kernel_call",
+    "is_reviewer",
     "outcome_reporter",
     "visible_approvals",
 ]
@@ -80,19 +85,29 @@ def outcome_reporter(principal: Principal, agent_id: str | None) -> Reporter:
     return Reporter.PERSON if principal.operator or _reviews(principal, agent_id) else Reporter.AGENT
 
 
+def is_reviewer(principal: Principal) -> bool:
+    """Whether ``principal`` is a person who reviews: an operator, or granted ``kernel:approve`` by name."""
+    return principal.operator or KERNEL_APPROVE in principal.capabilities
+
+
 def _reviews(principal: Principal, agent_id: str | None) -> bool:
-    """Whether ``principal`` reports as a reviewer: it holds kernel:approve and the agent is another."""
-    return agent_id is not None and agent_id != principal.agent_id and principal.allows(KERNEL_APPROVE)
+    """Whether ``principal`` reports as a reviewer: a person, and the agent is another."""
+    return agent_id is not None and agent_id != principal.agent_id and is_reviewer(principal)
 
 
 def authorize_approval_decision(principal: Principal, requested_by: str) -> None:
     """Check ``principal`` may approve or reject a request ``requested_by`` asked for.
 
     Raises:
-        CapabilityDeniedError: It lacks ``kernel:approve``.
+        CapabilityDeniedError: It is no operator and was not granted ``kernel:approve`` by name.
         IdentityError: It is the agent that asked (only an operator may decide its own request).
     """
-    principal.require([KERNEL_APPROVE], "deciding an approval request")
+    if not is_reviewer(principal):
+        raise CapabilityDeniedError(
+            f"deciding an approval request requires the capability token {KERNEL_APPROVE}, granted by name "
+            f"(a wildcard does not make an agent a reviewer), which principal {principal.agent_id!r} does not hold",
+            missing=[KERNEL_APPROVE],
+        )
     if principal.agent_id == requested_by and not principal.operator:
         raise IdentityError(
             f"principal {principal.agent_id!r} asked for this approval itself: an agent never decides its own request"
@@ -106,7 +121,7 @@ def visible_approvals(principal: Principal, agent_id: str | None) -> str | None:
     token is needed to read one's own: an agent whose call was held must see why and whether
     it was decided.
     """
-    if principal.operator or principal.allows(KERNEL_APPROVE):
+    if is_reviewer(principal):
         return agent_id
     if agent_id is not None and agent_id != principal.agent_id:
         raise IdentityError(f"principal {principal.agent_id!r} may read only its own approval requests")

@@ -18,7 +18,7 @@ from jsonschema import Draft202012Validator
 from colony.errors import ColonyError, KernelError
 from colony.runtime import KernelProvider, Principal
 from colony.runtime.held import resolution
-from colony.runtime.kernel_access import KERNEL_APPROVE, authorize_approval_decision, visible_approvals
+from colony.runtime.kernel_access import KERNEL_APPROVE, authorize_approval_decision, is_reviewer, visible_approvals
 from colony.surfaces.kernel_tools import KernelTool
 
 __all__ = ["APPROVAL_TOOLS_VERSION", "approval_tools", "call_approval_tool", "may_list", "mcp_resolution"]
@@ -104,7 +104,9 @@ _PERMISSIONS = {"colony_list_approvals": "kernel:read", "colony_decide_approval"
 
 
 def may_list(principal: Principal, name: str) -> bool:
-    """Whether ``principal`` is shown tool ``name`` (it holds the tool's capability token)."""
+    """Whether ``principal`` is shown tool ``name`` (it holds the tool's capability token; a reviewer's by name)."""
+    if _PERMISSIONS[name] == KERNEL_APPROVE:
+        return is_reviewer(principal)
     return principal.allows(_PERMISSIONS[name])
 
 

@@ -18,10 +18,10 @@ from colony.errors import (
     IdentityError,
     ToolInputError,
 )
-from colony.kernel import ApprovalState, ColonyKernel, KernelSettings, arguments_digest
+from colony.kernel import ApprovalState, ColonyKernel, KernelSettings, Reporter, arguments_digest
 from colony.runtime import CallRequest, CallStatus, Catalog, KernelProvider, Principal, Runtime
-from colony.runtime.kernel_access import authorize_approval_decision
-from colony.surfaces.approval_tools import call_approval_tool
+from colony.runtime.kernel_access import authorize_approval_decision, outcome_reporter
+from colony.surfaces.approval_tools import call_approval_tool, may_list
 from tests.colony.kernel.conftest import FakeClock
 from tests.colony.runtime.conftest import write_registry
 
@@ -81,6 +81,25 @@ async def test_a_principal_without_the_approve_token_cannot_decide(setup: Setup)
             call_approval_tool(setup.runtime.kernels, name, arguments, OTHER)
         assert raised.value.missing == ["kernel:approve"]
     assert setup.kernel.get_approval(approval_id).state is ApprovalState.PENDING
+
+
+@pytest.mark.parametrize("wildcard", ["*", "kernel:*"])
+async def test_a_wildcard_grant_does_not_make_an_agent_a_reviewer(setup: Setup, wildcard: str) -> None:
+    # An agent's token given every tool and kernel operation is still an agent's: deciding other
+    # agents' requests, reading them all and vouching for their work take kernel:approve by name.
+    greedy = Principal.of("engineer-3", [wildcard])
+    approval_id = await setup.held()
+    with pytest.raises(CapabilityDeniedError, match="granted by name") as raised:
+        call_approval_tool(
+            setup.runtime.kernels, "colony_decide_approval", {"approval_id": approval_id, "approve": True}, greedy
+        )
+    assert raised.value.missing == ["kernel:approve"]
+    assert setup.kernel.get_approval(approval_id).state is ApprovalState.PENDING
+    assert not may_list(greedy, "colony_decide_approval") and may_list(OWNER, "colony_decide_approval")
+    with pytest.raises(IdentityError, match="only its own approval requests"):
+        call_approval_tool(setup.runtime.kernels, "colony_list_approvals", {"agent_id": "engineer-1"}, greedy)
+    assert outcome_reporter(greedy, "engineer-1") is Reporter.AGENT  # its word on another agent, not a person's
+    assert outcome_reporter(OWNER, "engineer-2") is Reporter.PERSON
 
 
 async def test_an_approvals_authorization_is_honoured_once(setup: Setup) -> None:
