@@ -46,9 +46,8 @@ def gate_record(
         detail["approval_id"] = approval_id
     if request.tool is not None:
         detail["tool"] = request.tool
-    policy = request.evidence_dict().get("policy")
-    if isinstance(policy, dict):  # what the operator's policies decided before the gate
-        detail["policy"] = policy
+    if request.policy is not None:  # what the operators' policies decided before the gate (the pipeline's word)
+        detail["policy"] = request.policy
     return AuditRecord(
         event="propose",
         who=request.acted_by or request.agent_id,

@@ -270,6 +270,11 @@ class ProposeActionRequest(_Request):
         description="Extension: the operator who acted for agent_id, as the audit log names it; set by the call "
         "pipeline from the authenticated principal, never taken from a caller.",
     )
+    policy: dict[str, Any] | None = Field(
+        default=None,
+        description="Extension: what the operators' policies decided before the gate, as the audit log records "
+        "it; set by the call pipeline, never taken from a caller (an evidence key of that name is only evidence).",
+    )
 
     _evidence: dict[str, Any] = PrivateAttr(default_factory=dict)
 

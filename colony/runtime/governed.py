@@ -47,8 +47,6 @@ def proposal_for(
         evidence["caller_target"] = request.target
     if acting.acted_by:
         evidence["acted_by"] = acting.acted_by
-    if request.policy is not None:
-        evidence["policy"] = dict(request.policy)
     return ProposeActionRequest(
         agent_id=acting.agent_id,
         action_type=action,
@@ -63,6 +61,7 @@ def proposal_for(
         require_approval=request.approval_required,
         approval_reason=request.approval_reason,
         acted_by=acting.acted_by,
+        policy=dict(request.policy) if request.policy is not None else None,
     )
 
 
