@@ -100,6 +100,8 @@ def call_kernel_tool(kernels: KernelProvider, name: str, arguments: Mapping[str,
             arguments = {**arguments, "acted_by": acted_by}
         if name == "colony_record_outcome":
             arguments = {**arguments, "reported_by": outcome_reporter(principal, arguments.get("agent_id"))}
+        if name == "colony_tick" and not principal.operator:
+            return _paced_tick(kernels.get())
         return _HANDLERS[name](kernels.get(), dict(arguments))
     except ColonyError:
         raise
@@ -113,6 +115,20 @@ def run_kernel_tool(kernels: KernelProvider, name: str, arguments: Mapping[str, 
         return call_kernel_tool(kernels, name, arguments, principal)
     except ColonyError as error:
         return {"error": str(error)}
+
+
+#: How often an agent's colony_tick advances the field: the scheduled tick's own pace, at most.
+AGENT_TICK_SECONDS = 60
+
+
+def _paced_tick(kernel: ColonyKernel) -> Any:
+    """An agent's tick: at most one advance per ``AGENT_TICK_SECONDS``, else the status as it is.
+
+    Each tick evaporates every trace, failures laid by people's rejections included: ticked in a
+    loop, a ``kernel:tick`` holder would erase the field in a second. An operator ticks freely.
+    """
+    window = int(kernel.clock() // AGENT_TICK_SECONDS)
+    return kernel.tick(key=f"agent-tick:{window}").model_dump(mode="json")
 
 
 def _field_error(error: Any) -> FieldError:

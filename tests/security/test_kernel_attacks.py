@@ -222,3 +222,26 @@ def test_rm_rf_root_in_tool_arguments_is_refused(shared: ColonyKernel, script: s
     })  # fmt: skip
     assert verdict["decision"] == "refuse"
     assert verdict["falsification_severity"] == 1.0 and "authorization" not in verdict
+
+
+def test_an_agent_ticking_in_a_loop_cannot_erase_the_field(colony_home: Path, clock: FakeClock) -> None:  # noqa: F811
+    # Each tick evaporates every trace: ticked in a loop, a FAILURE laid by a person's rejection
+    # was gone in a fifth of a second. An agent's ticks advance at most once a minute.
+    kernel = ColonyKernel(KernelSettings(home=colony_home, database_url=None), clock=clock)
+    kernels = KernelProvider(kernel)
+    kernel.deposit("billing.api", "failure", 5.0)
+    ticker = Principal.of("upkeep-bot", ["kernel:tick", "kernel:read"])
+
+    def strength() -> float:
+        [trace] = kernel.pheromone_query("billing.api", "failure")
+        return trace.strength
+
+    before = strength()
+    answers = [run_kernel_tool(kernels, "colony_tick", {}, ticker) for _ in range(60)]
+    once = strength()
+    assert {answer["tick_count"] for answer in answers} == {1} and 0 < once < before  # one advance, not sixty
+    clock.advance(60)
+    run_kernel_tool(kernels, "colony_tick", {}, ticker)
+    assert strength() < once  # the next minute's tick advances
+    assert run_kernel_tool(kernels, "colony_tick", {}, LOCAL_OPERATOR)["tick_count"] == 3  # an operator ticks freely
+    kernel.close()
