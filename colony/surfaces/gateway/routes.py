@@ -42,7 +42,9 @@ def tool_call(router: Router, authenticator: Authenticator) -> AnswerFunction:
         principal = await principal_of(authenticator, headers.get("authorization"))
         body = _parse_tool_call(raw)
         agent = (headers.get(AGENT_HEADER) or "").strip() or None
-        routed = await router.call(body, principal, agent)
+        # a peer authenticates the caller itself: it is shown the caller's credential, never this gateway's
+        credential = None if authenticator.open else headers.get("authorization")
+        routed = await router.call(body, principal, agent, credential)
         if routed.held and routed.approval is not None:
             links = approval_links(routed.approval["approval_id"])
             approval = routed.approval | links

@@ -3,6 +3,13 @@
 This is routing between gateways, not a scheduler: heavy or long work belongs
 in Prefect deployments and AWS Batch. A peer is only ever one the operator
 configured, so a caller cannot make the gateway fetch an arbitrary URL.
+
+A routed call carries the caller's own credential, and the peer authenticates and
+judges the caller itself: its capabilities, its policies, its limits. Sent with this
+gateway's peer token, every caller of this gateway would reach the peer as this
+gateway (an operator there), its policies and limits keyed on one principal. The peer
+token lists the peer's catalog, and carries calls only when this gateway is open (no
+credentials: every caller here is already its local operator).
 """
 
 from __future__ import annotations
@@ -52,8 +59,14 @@ class Router:
         self.mesh = MeshCatalog(settings, http)
         self._peer_tools: dict[str, tuple[float, frozenset[str]]] = {}
 
-    async def call(self, request: ToolCallRequest, principal: Principal, agent: str | None) -> Routed:
-        """Run ``request`` for ``principal`` (acting for ``agent``) on the node its target names."""
+    async def call(
+        self, request: ToolCallRequest, principal: Principal, agent: str | None, credential: str | None = None
+    ) -> Routed:
+        """Run ``request`` for ``principal`` (acting for ``agent``) on the node its target names.
+
+        ``credential`` is the ``Authorization`` the caller authenticated with (None on an open
+        gateway); a peer is shown that, not this gateway's token.
+        """
         target = request.target
         catalog = self.runtime.catalog
         # a tool whose entry failed to load here is sought on the peers; with none, the local refusal says why
@@ -79,7 +92,13 @@ class Router:
         async def forward(call: Call) -> CallOutcome:
             """The handler of a call another node runs (behind this node's steps: its limits hold here too)."""
             peer = self._peer(target.url) if target.kind == "remote" and target.url else None
-            routed.append(await (self._remote(peer, request, caller) if peer else self._from_peers(request, caller)))
+            routed.append(
+                await (
+                    self._remote(peer, request, caller, credential)
+                    if peer
+                    else self._from_peers(request, caller, credential)
+                )
+            )
             acting = Acting(caller, acted_by=principal.agent_id if caller != principal.agent_id else None)
             return CallOutcome(CallStatus.EXECUTED, tool=request.tool_name, version="", action="", acting=acting)
 
@@ -108,7 +127,7 @@ class Router:
             approval=wire(outcome.approval),
         )
 
-    async def _from_peers(self, request: ToolCallRequest, caller: str) -> Routed:
+    async def _from_peers(self, request: ToolCallRequest, caller: str, credential: str | None) -> Routed:
         """The first peer that lists the tool and can be reached runs it.
 
         A peer that is down or slow to list its catalog is skipped; a call that
@@ -124,7 +143,7 @@ class Router:
                 tried.append(f"{peer.url} ({error})")
                 continue
             try:
-                return await self._remote(peer, request, caller)
+                return await self._remote(peer, request, caller, credential)
             except PeerError as error:
                 tried.append(f"{peer.url} ({error})")
         where = "; ".join(tried) or "no peers are configured"
@@ -133,7 +152,7 @@ class Router:
             raise broken.error(f"no healthy peer serves {request.tool_name!r} ({where}), and here the ")
         raise UnknownToolError(f"no healthy node serves {request.tool_name!r}: not in the local catalog; {where}")
 
-    async def _remote(self, peer: Peer, request: ToolCallRequest, caller: str) -> Routed:
+    async def _remote(self, peer: Peer, request: ToolCallRequest, caller: str, credential: str | None) -> Routed:
         forwarded = request.model_copy(update={"target": request.target.model_copy(update={"kind": "local"})})
         response = await self._send(
             peer,
@@ -141,6 +160,7 @@ class Router:
             "/v1/tool_call",
             json=forwarded.model_dump(mode="json", exclude_none=True),
             headers={"x-colony-agent": caller},
+            credential=credential,
         )
         answer = tool_call_answer(f"{peer.url}/v1/tool_call", response.status_code, response.content)
         return Routed(
@@ -162,9 +182,14 @@ class Router:
         self._peer_tools[peer.url] = (time.monotonic(), names)
         return names
 
-    async def _send(self, peer: Peer, method: str, path: str, **options: Any) -> httpx.Response:
+    async def _send(
+        self, peer: Peer, method: str, path: str, *, credential: str | None = None, **options: Any
+    ) -> httpx.Response:
+        """A request to ``peer``, as the caller (its ``credential``) or, without one, with the peer token."""
         headers = dict(options.pop("headers", {}))
-        if peer.token:
+        if credential is not None:
+            headers["authorization"] = credential
+        elif peer.token:
             headers["authorization"] = f"Bearer {peer.token.get_secret_value()}"
         try:
             return await self.http.request(
