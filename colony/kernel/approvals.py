@@ -23,7 +23,7 @@ import uuid
 from collections.abc import Sequence
 from typing import Any
 
-from sqlalchemy import Connection, bindparam, insert, literal_column, select, update
+from sqlalchemy import Connection, bindparam, func, insert, literal_column, select, update
 
 from colony.kernel.audit import AuditLog
 from colony.kernel.auditing import SYSTEM, approval_record
@@ -189,13 +189,24 @@ class Approvals:
 
     @staticmethod
     def list(connection: Connection, state: ApprovalState | None, agent_id: str | None) -> list[Approval]:
-        """Requests newest first (at most LIST_LIMIT), filtered by state and agent."""
-        query = select(_A).order_by(_A.c.requested_at.desc(), _A.c.approval_id).limit(LIST_LIMIT)
+        """Requests (at most LIST_LIMIT), filtered by state and agent: agents in turn, then newest first.
+
+        Each agent's newest request comes before any agent's second (its pending requests
+        oldest first: the ones that expire soonest), so one agent's flood of held calls cannot
+        push another agent's request off the page a reviewer reads, and see it expire unread.
+        """
+        pending = state is ApprovalState.PENDING
+        within = _A.c.requested_at.asc() if pending else _A.c.requested_at.desc()
+        turn = func.row_number().over(partition_by=_A.c.agent_id, order_by=(within, _A.c.approval_id)).label("turn")
+        ranked = select(_A, turn)
         if state is not None:
-            query = query.where(_A.c.state == state.value)
+            ranked = ranked.where(_A.c.state == state.value)
         if agent_id is not None:
-            query = query.where(_A.c.agent_id == agent_id)
-        return [to_approval(dict(row._mapping)) for row in connection.execute(query)]
+            ranked = ranked.where(_A.c.agent_id == agent_id)
+        page = ranked.subquery()
+        order = page.c.requested_at.asc() if pending else page.c.requested_at.desc()
+        query = select(*(page.c[column.name] for column in _A.c)).order_by(page.c.turn, order, page.c.approval_id)
+        return [to_approval(dict(row._mapping)) for row in connection.execute(query.limit(LIST_LIMIT))]
 
     @staticmethod
     def decide(

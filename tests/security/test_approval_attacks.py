@@ -6,6 +6,7 @@ kernel access checks every surface uses, and must leave the side effect undone.
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from pathlib import Path
 
@@ -18,11 +19,20 @@ from colony.errors import (
     IdentityError,
     ToolInputError,
 )
-from colony.kernel import ApprovalState, ColonyKernel, KernelSettings, Reporter, arguments_digest
+from colony.kernel import (
+    ApprovalState,
+    ColonyKernel,
+    Decision,
+    KernelSettings,
+    ProposeActionRequest,
+    Reporter,
+    arguments_digest,
+)
+from colony.kernel.approvals import LIST_LIMIT
 from colony.runtime import CallRequest, CallStatus, Catalog, KernelProvider, Principal, Runtime
 from colony.runtime.kernel_access import authorize_approval_decision, outcome_reporter
 from colony.surfaces.approval_tools import call_approval_tool, may_list
-from tests.colony.kernel.conftest import FakeClock
+from tests.colony.kernel.conftest import FakeClock, database_url  # noqa: F401 - a fixture
 from tests.colony.runtime.conftest import write_registry
 
 OWNER = Principal.of("engineer-1", ["tool:*", "kernel:read", "kernel:approve"])
@@ -180,3 +190,38 @@ async def test_an_agent_cannot_read_another_agents_requests(setup: Setup) -> Non
         call_approval_tool(setup.runtime.kernels, "colony_list_approvals", {"agent_id": "engineer-1"}, OTHER)
     mine = call_approval_tool(setup.runtime.kernels, "colony_list_approvals", {}, OWNER)
     assert [item["approval_id"] for item in mine["approvals"]] == [approval_id]
+
+
+def test_a_flood_of_held_calls_does_not_hide_another_agents_request(database_url: str) -> None:  # noqa: F811
+    # The reviewers' page held the 500 newest requests: 520 held calls from one agent pushed another
+    # agent's request off it, to expire unread (counted against that agent as a refusal).
+    settings = KernelSettings(database_url=database_url, budget_llm_calls=10**6, budget_runtime_seconds=10**9)
+    kernel = ColonyKernel(settings)
+    for agent in ("alice", "mallory"):
+        kernel.set_trust(agent, 0.8)
+
+    def held(agent: str, number: int) -> str:
+        verdict = kernel.propose_action(
+            ProposeActionRequest(
+                agent_id=agent,
+                action_type="write_entry",
+                target=f"ledger.entry{number}",
+                require_approval=True,
+                rationale=str(CASE["rationale"]),
+                rollback_plan=str(CASE["rollback_plan"]),
+                evidence=json.dumps(CASE["evidence"]),
+            )
+        )
+        assert verdict.decision is Decision.HOLD and verdict.approval_id is not None
+        return verdict.approval_id
+
+    before = held("mallory", 0)
+    mine = held("alice", 0)
+    flood = [held("mallory", number) for number in range(1, LIST_LIMIT + 20)]
+    page = [approval.approval_id for approval in kernel.list_approvals(state="pending")]
+    assert len(page) == LIST_LIMIT
+    assert page[:2] == [before, mine]  # each agent's oldest first, in turn
+    assert page[2:] == flood[: LIST_LIMIT - 2]  # then the flood, oldest first
+    everything = [approval.approval_id for approval in kernel.list_approvals()]
+    assert mine in everything[:2]  # a listing of every state: each agent's newest, then the rest
+    kernel.close()
