@@ -162,6 +162,8 @@ def upstream_tool_class(
         validator_class(schema).check_schema(schema)
     except SchemaError as error:
         raise ValueError(f"its inputSchema is not a JSON Schema: {error.message}") from None
+    except RecursionError:  # a server's schema nested hundreds deep: that tool is unavailable, never the catalog
+        raise ValueError("its inputSchema is nested too deeply to check") from None
     spec = ToolSpec(
         name=name,
         description=str(definition.get("description") or definition.get("title") or pinned.name)[:_MAX_DESCRIPTION],

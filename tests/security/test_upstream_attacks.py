@@ -365,3 +365,29 @@ async def test_a_server_that_never_finishes_its_handshake_fails_its_start_and_le
         assert all(_zombie(pid) for pid in _started_with(marker))  # killed: gone, or dead and not yet reaped
     finally:
         await server.aclose()
+
+
+async def test_a_schema_nested_too_deeply_takes_out_that_tool_not_the_catalog(
+    upstream: Upstream, tmp_path: Path
+) -> None:
+    # jsonschema checks a schema recursively: a `not` nested 300 deep raised RecursionError while the
+    # catalog mounted the pins, and no Colony process could start.
+    from colony.upstream import PinStore, pins_path
+
+    upstream.connect({"deep": hostile_stdio(env={"HOSTILE_STATE": str(tmp_path / "s")})}, pin=False)
+    schema: dict[str, object] = {"type": "object"}
+    for _ in range(300):
+        schema = {"not": schema}
+    PinStore(pins_path(upstream.home)).pin(
+        "deep",
+        [
+            {"name": "nested", "description": "Deep.", "inputSchema": {"type": "object", "properties": {"x": schema}}},
+            {"name": "flat", "description": "Flat.", "inputSchema": {"type": "object"}},
+        ],
+    )
+    runtime = Runtime(kernels=KernelProvider(ColonyKernel.from_env()))
+    try:
+        assert "nested too deeply" in runtime.catalog.unavailable["deep__nested"].reason
+        assert "deep__flat" in runtime.catalog.tools
+    finally:
+        await runtime.aclose()
