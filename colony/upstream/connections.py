@@ -70,6 +70,9 @@ class UpstreamServer:
         self._starting = asyncio.Lock()
         self.starts = 0
         self.out_of_service: frozenset[str] = frozenset()
+        self._relisting: asyncio.Task[None] | None = None
+        self._relist_again = False
+        self.relists = 0
 
     async def call_tool(self, tool: str, arguments: dict[str, Any]) -> mcp_types.CallToolResult:
         """Call ``tool`` on the server; an UpstreamError (typed) when the server, not the caller, fails.
@@ -210,18 +213,33 @@ class UpstreamServer:
         return Client(transport, message_handler=self._on_message, mode="legacy", cache=None)
 
     async def _on_message(self, message: Any) -> None:
-        if isinstance(message, mcp_types.ToolListChangedNotification) and self._client is not None:
-            asyncio.get_running_loop().create_task(self._relist(self._client))
+        """``tools/list_changed``: one re-read at a time, and at most one more after it.
+
+        Notifications that arrive while the tools are being re-read ask for one re-read after
+        it, however many they are: a server sending them in a loop costs one listing at a
+        time, never one per notification side by side on the event loop.
+        """
+        if not isinstance(message, mcp_types.ToolListChangedNotification) or self._client is None:
+            return
+        if self._relisting is not None and not self._relisting.done():
+            self._relist_again = True
+            return
+        self._relisting = asyncio.get_running_loop().create_task(self._relist(self._client))
 
     async def _relist(self, client: Client) -> None:
-        try:
-            with anyio.fail_after(self.config.timeout):
-                listed = await _listed(client)
-        except (TimeoutError, MCPError, *_BROKEN) as error:
-            if not (self._closing or self._broken.is_set()):
-                logger.warning("MCP server %r: re-reading its tools failed: %s", self.name, _describe(error))
-            return
-        self.out_of_service = self._on_listed(self.name, listed).out_of_service
+        while True:
+            self._relist_again = False
+            try:
+                with anyio.fail_after(self.config.timeout):
+                    self.relists += 1
+                    listed = await _listed(client)
+            except (TimeoutError, MCPError, *_BROKEN) as error:
+                if not (self._closing or self._broken.is_set()):
+                    logger.warning("MCP server %r: re-reading its tools failed: %s", self.name, _describe(error))
+                return
+            self.out_of_service = self._on_listed(self.name, listed).out_of_service
+            if not self._relist_again or self._closing or self._broken.is_set():
+                return
 
     def _drifted(self, tool: str) -> ToolUnavailableError:
         name = catalog_name(self.name, tool)

@@ -224,6 +224,22 @@ async def test_a_tool_changed_before_the_session_started_is_refused_on_its_first
         await runtime.aclose()
 
 
+async def test_a_storm_of_list_changed_notifications_costs_one_listing_at_a_time(runtime: Runtime) -> None:
+    # Each notification started its own re-read of every page of the tools, side by side on the
+    # event loop: a server sending them in a loop held every other caller.
+    assert await lookup(runtime, "before") == {"result": "value of before"}
+    session = sessions.running()["hostile"]
+    assert (await runtime.call(CallRequest("hostile__storm", {"count": 200}), AGENT)).result == {"result": "stormed"}
+    assert await lookup(runtime, "during") == {"result": "value of during"}
+    for _ in range(100):  # the re-reads the storm asked for settle
+        if session._relisting is None or session._relisting.done():
+            break
+        await asyncio.sleep(0.05)
+    # one at a time, each asked for by every notification that came during the one before: a few, not 200
+    assert 1 <= session.relists < 50
+    assert await lookup(runtime, "after") == {"result": "value of after"}
+
+
 async def test_injected_text_is_shown_at_pin_time_and_pinned_only_when_accepted(
     upstream: Upstream, tmp_path: Path
 ) -> None:
