@@ -40,6 +40,7 @@ from colony.errors import (
 )
 from colony.telemetry import metrics
 from colony.upstream.config import HttpServer, ServerConfig, StdioServer, catalog_name, resolve_values
+from colony.upstream.http_answers import OVERSIZED_ANSWER, CappedAnswers
 from colony.upstream.pins import Review
 from colony.upstream.stdio import OVERSIZED, bounded_stdio
 
@@ -93,7 +94,7 @@ class UpstreamServer:
                 f"MCP server {self.name!r} did not answer {tool} within {timeout:g} s", server=self.name
             ) from None
         except MCPError as error:
-            if error.error.data == OVERSIZED:
+            if error.error.data == OVERSIZED or OVERSIZED_ANSWER in error.error.message:
                 raise UpstreamProtocolError(f"MCP server {self.name!r}: {tool}: {error}", server=self.name) from None
             if error.error.code == mcp_types.CONNECTION_CLOSED and str(error).startswith("SSE stream failed"):
                 # the HTTP client gave up on this answer alone (an event over the size cap): the session is fine
@@ -203,14 +204,15 @@ class UpstreamServer:
             )
             return Client(stdio, message_handler=self._on_message, mode="legacy", cache=None)
         assert isinstance(config, HttpServer)
+        transport = httpx2.AsyncHTTPTransport(limits=httpx2.Limits(max_connections=config.max_connections))
         http = httpx2.AsyncClient(
             headers=resolve_values(self.name, config.headers),
             timeout=httpx2.Timeout(config.timeout),
-            limits=httpx2.Limits(max_connections=config.max_connections),
+            transport=CappedAnswers(transport, config.max_message_bytes),
             follow_redirects=False,
         )
-        transport = streamable_http_client(config.url, http_client=http, max_sse_event_size=config.max_message_bytes)
-        return Client(transport, message_handler=self._on_message, mode="legacy", cache=None)
+        session = streamable_http_client(config.url, http_client=http, max_sse_event_size=config.max_message_bytes)
+        return Client(session, message_handler=self._on_message, mode="legacy", cache=None)
 
     async def _on_message(self, message: Any) -> None:
         """``tools/list_changed``: one re-read at a time, and at most one more after it.

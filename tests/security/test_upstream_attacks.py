@@ -101,6 +101,23 @@ async def test_a_flood_is_refused_for_that_call_and_the_session_keeps_serving(
         await runtime.aclose()
 
 
+async def test_a_flood_answered_as_plain_json_is_cut_off_at_the_cap(
+    upstream: Upstream, hostile_http_json: HttpServer
+) -> None:
+    # The SDK caps an event stream's events, but read a plain JSON answer whole: 100 MB came back
+    # against a 4 MB cap, 584 MB of memory at its peak.
+    upstream.connect({"hostile": hostile_http_json.model_copy(update={"timeout": 120.0})})
+    runtime = Runtime(kernels=KernelProvider(ColonyKernel.from_env()))
+    try:
+        with pytest.raises(UpstreamProtocolError, match="over the message cap") as caught:
+            await runtime.call(CallRequest("hostile__flood", {"megabytes": 50}), AGENT)
+        assert caught.value.server == "hostile" and not caught.value.retryable
+        assert await lookup(runtime, "after") == {"result": "value of after"}
+        assert sessions.running()["hostile"].starts == 1  # the same session
+    finally:
+        await runtime.aclose()
+
+
 async def test_arguments_too_costly_to_check_against_the_servers_schema_are_refused_and_never_sent(
     runtime: Runtime, tmp_path: Path
 ) -> None:

@@ -2,6 +2,7 @@
 
     python -m tests.servers.hostile_mcp                 stdio
     python -m tests.servers.hostile_mcp --http PORT     streamable HTTP on 127.0.0.1:PORT
+    python -m tests.servers.hostile_mcp --http PORT --json     the same, answering plain JSON
 
 ``record`` appends its note to ``$HOSTILE_STATE`` (so a test counts how often a write ran);
 ``hang`` never answers, ``die`` kills the process mid-call, ``flood`` answers megabytes,
@@ -121,7 +122,8 @@ def started() -> float:
 STARTED = time.time()
 
 if __name__ == "__main__":
-    if len(sys.argv) == 3 and sys.argv[1] == "--http":
-        anyio.run(lambda: server.run_streamable_http_async(port=int(sys.argv[2])))
+    if len(sys.argv) >= 3 and sys.argv[1] == "--http":  # --json: answers as plain JSON, not event streams
+        json_response = sys.argv[3:] == ["--json"]
+        anyio.run(lambda: server.run_streamable_http_async(port=int(sys.argv[2]), json_response=json_response))
     else:
         server.run("stdio")

@@ -13,6 +13,7 @@ import sys
 import time
 from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -97,13 +98,13 @@ def third_party(upstream: Upstream, node_servers: Path, files_root: Path) -> Ups
     return upstream
 
 
-@pytest.fixture
-def hostile_http(tmp_path: Path) -> Iterator[HttpServer]:
-    """The hostile server over streamable HTTP on loopback."""
+@contextmanager
+def serving_hostile_http(tmp_path: Path, *flags: str) -> Iterator[HttpServer]:
+    """The hostile server over streamable HTTP on loopback, for as long as the block runs."""
     port = free_port()
     env = {"HOSTILE_STATE": str(tmp_path / "hostile-state"), "PATH": "/usr/bin:/bin"}
     process = subprocess.Popen(
-        [sys.executable, "-m", "tests.servers.hostile_mcp", "--http", str(port)],
+        [sys.executable, "-m", "tests.servers.hostile_mcp", "--http", str(port), *flags],
         cwd=REPO_ROOT,
         env=env,
         stdout=subprocess.DEVNULL,
@@ -123,3 +124,17 @@ def hostile_http(tmp_path: Path) -> Iterator[HttpServer]:
     finally:
         process.terminate()
         process.wait(timeout=10)
+
+
+@pytest.fixture
+def hostile_http(tmp_path: Path) -> Iterator[HttpServer]:
+    """The hostile server over streamable HTTP on loopback."""
+    with serving_hostile_http(tmp_path) as server:
+        yield server
+
+
+@pytest.fixture
+def hostile_http_json(tmp_path: Path) -> Iterator[HttpServer]:
+    """The hostile server over streamable HTTP, answering plain JSON rather than event streams."""
+    with serving_hostile_http(tmp_path, "--json") as server:
+        yield server
