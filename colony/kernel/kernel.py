@@ -51,6 +51,7 @@ from colony.kernel.models import (
 from colony.kernel.pheromones import Deposit, PheromoneStore
 from colony.kernel.proposals import new_proposal_id, read_for_gate, store_proposal
 from colony.kernel.pruning import PruningDaemon, RegistryEntry
+from colony.kernel.refusal_traces import RefusalTraces
 from colony.kernel.reservations import Lease, Reservations, held_by
 from colony.kernel.roles import INITIAL_TRUST, AgentRow, RoleAdapter, role_for
 from colony.kernel.settings import KernelSettings
@@ -147,6 +148,7 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
         self.shares = AgentShares(self.settings.share_caps(), self.settings.agent_budget_share)
         self.reservations = Reservations(self.ledger, self.roles, self.shares)
         self.approvals = Approvals(self.roles, self.pheromones, self.settings.approval_ttl_seconds)
+        self.refusal_traces = RefusalTraces()
         secret = self.settings.attestation_secret
         key = secret.get_secret_value().encode() if secret else self.store.run(load_secret)
         self.attestor = Attestor(key, self.settings.attestation_ttl_seconds)
@@ -221,6 +223,7 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
             else None
         )
         over_share: list[bool] = []  # set when the agent's share, not the budget, refused the reservation
+        lays_refusal = self.refusal_traces.due(request.agent_id, request.target, now)
 
         def work(connection: Connection, budget_last: bool) -> _Decided:
             reading = read_for_gate(connection, request.agent_id, request.target, period_now)
@@ -292,7 +295,7 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                 self.roles.count_proposal(
                     connection, request.agent_id, outcome.decision, now, known=reading.known_agent
                 )
-                if outcome.decision is Decision.REFUSE:
+                if outcome.decision is Decision.REFUSE and lays_refusal:
                     evidence = {"proposal_id": proposal_id, "action_type": request.action_type}
                     deposit = Deposit(request.target, SignalType.FAILURE, source=SignalSource.AGENT, evidence=evidence)
                     self.pheromones.deposit(connection, deposit, now=now, tick=reading.tick)
@@ -321,6 +324,8 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
             ):  # an agent's share says nothing of the budget
                 self._budget_short_in = None
         outcome, approval = decided.outcome, decided.approval
+        if outcome.decision is Decision.REFUSE and lays_refusal:
+            self.refusal_traces.laid(request.agent_id, request.target, now)
         return GateVerdict(  # signed after the commit: the transaction holds no lock while the token is made
             decision=outcome.decision,
             gate_score=outcome.gate_score,

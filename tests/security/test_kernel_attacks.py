@@ -245,3 +245,36 @@ def test_an_agent_ticking_in_a_loop_cannot_erase_the_field(colony_home: Path, cl
     assert strength() < once  # the next minute's tick advances
     assert run_kernel_tool(kernels, "colony_tick", {}, LOCAL_OPERATOR)["tick_count"] == 3  # an operator ticks freely
     kernel.close()
+
+
+def test_an_agent_refused_in_a_loop_does_not_raise_the_pressure_on_everyone(
+    colony_home: Path,
+    clock: FakeClock,  # noqa: F811
+) -> None:
+    # Each refusal laid a FAILURE trace at its target, which the gate weighs for every agent: a new
+    # SANDBOX identity proposing writes in a loop had a trusted agent's proposals there held.
+    settings = KernelSettings(home=colony_home, database_url=None, budget_llm_calls=10**6)
+    kernel = ColonyKernel(settings, clock=clock)
+    kernel.set_trust("alice", 0.38)
+
+    def proposal(agent: str) -> dict[str, Any]:
+        return {
+            "agent_id": agent,
+            "action_type": "patch_file",
+            "target": "billing.api",
+            "rationale": "Fix the rounding of invoice totals in the billing API",
+            "rollback_plan": "Revert the commit with git revert",
+            "evidence": '{"tests": ["tests/test_billing.py"]}',
+        }
+
+    assert kernel.propose_action(proposal("alice")).decision is Decision.EXECUTE
+    refusals = [kernel.propose_action(proposal("mallory")).decision for _ in range(10)]
+    assert set(refusals) == {Decision.REFUSE}
+    [trace] = kernel.pheromone_query("billing.api", "failure")
+    once = trace.strength
+    assert kernel.propose_action(proposal("alice")).decision is Decision.EXECUTE  # the first refusal's trace alone
+    clock.advance(300)
+    kernel.propose_action(proposal("mallory"))
+    [trace] = kernel.pheromone_query("billing.api", "failure")
+    assert trace.strength > once * 0.5  # a refusal in the next window lays its trace again: bounded, not silenced
+    kernel.close()
