@@ -26,7 +26,18 @@ from colony.policy.request import CONTEXT_ATTRIBUTES, CedarCall, Who, compact_js
 from colony.policy.slicing import ToolSlicer, admits_principal, admits_resource, tool_state
 from colony.policy.source import PolicySource, policy_set
 
-__all__ = ["PolicyIndex"]
+__all__ = ["PolicyIndex", "scoped_tools"]
+
+
+def scoped_tools(source: PolicySource) -> list[str]:
+    """The tools a policy's action scope names (``<tool>.<action>`` ids); empty when it names none."""
+    scope = source.policy.action
+    if isinstance(scope, pst.ActionEq):
+        return [scope.entity.id.partition(".")[0]]
+    if isinstance(scope, pst.ActionIn):
+        return [entity.id.partition(".")[0] for entity in scope.entities]
+    return []
+
 
 _CACHE_SIZE = 4096
 _ENTITIES_SIZE = 256
@@ -64,6 +75,8 @@ class PolicyIndex:
     ) -> None:
         self.generation = generation
         self.dormant = tuple(dormant)  # policies naming only tools this catalog does not serve
+        #: The tools dormant policies name: a call of one finds this set older than the catalog.
+        self.dormant_tools = frozenset(tool for source in self.dormant for tool in scoped_tools(source))
         self.sources = {source.id: source for source in sources}
         self._any: list[PolicySource] = []
         self._named: dict[str, list[PolicySource]] = {}
@@ -97,7 +110,12 @@ class PolicyIndex:
         return self._for_caller(self._set(call.action), call, tool_state(call.resource)).sources
 
     def fixed(self, action: str) -> PolicyDecision | None:
-        """The decision for every call of ``action`` when no condition can change it, else None."""
+        """The decision for every call of ``action`` when no condition can change it, else None.
+
+        None, too, for a tool a dormant policy names: that policy must be brought into force first.
+        """
+        if action.partition(".")[0] in self.dormant_tools:
+            return None
         return self._set(action).fixed
 
     def reads(self, action: str) -> frozenset[str]:

@@ -17,10 +17,9 @@ from collections.abc import Callable, Iterable
 from pathlib import Path
 
 import cedarpy
-from cedarpy import pst
 
 from colony.errors import PolicyError
-from colony.policy.engine import PolicyIndex
+from colony.policy.engine import PolicyIndex, scoped_tools
 from colony.policy.schema import ToolFacts, catalog_schema
 from colony.policy.source import PolicySource, Stamp, policy_set, read_policies, stamp
 
@@ -57,15 +56,8 @@ def split_dormant(sources: list[PolicySource], tools: list[ToolFacts]) -> tuple[
     served = {tool.name for tool in tools}
     active, dormant = [], []
     for source in sources:
-        scope = source.policy.action
-        named = (
-            [scope.entity.id]
-            if isinstance(scope, pst.ActionEq)
-            else [entity.id for entity in scope.entities]
-            if isinstance(scope, pst.ActionIn)
-            else []
-        )
-        if named and all(name.partition(".")[0] not in served for name in named):
+        named = scoped_tools(source)
+        if named and all(name not in served for name in named):
             dormant.append(source)
         else:
             active.append(source)
@@ -142,21 +134,37 @@ class PolicyStore:
         self._generation = 0
         self._lock = threading.Lock()
 
-    def due(self) -> bool:
-        """Whether the next ``current`` looks at the files again (a caller on an event loop does it in a thread)."""
-        return self._index is None or self.clock() - self._checked >= self.check_seconds
+    def serving(self, tool: str) -> PolicyIndex:
+        """The set in force for a call of ``tool``, with every policy naming it in force.
+
+        A policy naming a tool the catalog did not serve waits, dormant. When the tool is served
+        again, the set is reloaded at once; while that reload fails (the last good set stays in
+        force, with the policy still dormant), a call of that tool is refused with the reload's
+        error rather than decided without its policies.
+        """
+        index = self.current()
+        if tool in index.dormant_tools:
+            index = self.current(now_or_never=True)
+            if tool in index.dormant_tools:
+                raise PolicyError(
+                    f"the policies naming {tool} are not in force (they waited while it was not served): "
+                    f"{self.error or 'the catalog changed; they are reloaded on the next look'}",
+                    file=self.error.file if self.error else "",
+                    line=self.error.line if self.error else 0,
+                )
+        return index
 
     def fresh(self) -> PolicyIndex | None:
         """The set in force when no look at the files is due, else None (a call's fast path: one clock read)."""
         index = self._index
         return index if index is not None and self.clock() - self._checked < self.check_seconds else None
 
-    def current(self) -> PolicyIndex:
-        """The set in force (reloaded first when it is time to look and a file changed)."""
+    def current(self, *, now_or_never: bool = False) -> PolicyIndex:
+        """The set in force (reloaded first when it is time to look, or ``now_or_never``, and a file changed)."""
         now = self.clock()
-        if now - self._checked >= self.check_seconds or self._index is None:
+        if now_or_never or now - self._checked >= self.check_seconds or self._index is None:
             with self._lock:
-                if now - self._checked >= self.check_seconds or self._index is None:
+                if now_or_never or now - self._checked >= self.check_seconds or self._index is None:
                     self._checked = now
                     self._reload()
         if self._index is None:

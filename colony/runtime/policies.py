@@ -111,9 +111,9 @@ class PolicyStep:
         now: float | None = None,
     ) -> PolicyDecision:
         """What the policies in force decide about this call (PolicyError when none could ever be loaded)."""
-        if self.store.due():  # reading and validating files stays off the event loop
-            await anyio.to_thread.run_sync(self.store.current)
-        index = self.store.current()
+        index = self.store.fresh()
+        if index is None or tool.name in index.dormant_tools:  # reading and validating stays off the event loop
+            index = await anyio.to_thread.run_sync(lambda: self.store.serving(tool.name))
         fixed = index.fixed(f"{tool.name}.{action}")
         if fixed is not None:
             return fixed

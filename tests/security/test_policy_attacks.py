@@ -10,7 +10,7 @@ from typing import Any
 import anyio
 import pytest
 
-from colony.errors import PolicyDeniedError, ToolInputError
+from colony.errors import PolicyDeniedError, PolicyError, ToolInputError
 from colony.kernel import ColonyKernel, ProposeActionRequest
 from colony.policy import PolicySettings
 from colony.runtime import CallRequest, CallStatus, Catalog, KernelProvider, Principal, Runtime
@@ -180,3 +180,34 @@ async def test_an_approved_call_is_refused_when_a_policy_now_forbids_it(runtime:
             AGENT,
         )
     assert releases() == []
+
+
+async def test_a_tools_policies_that_waited_while_it_was_away_are_in_force_before_it_is_called_again(
+    runtime: Runtime, policies: Path
+) -> None:
+    # While a tool is not served (its entry removed, an upstream tool drifted), its policies wait,
+    # dormant. If the reload when it came back failed (a typo anywhere), the last good set stayed in
+    # force with them still dormant, and the tool's calls were decided without them.
+    registry = runtime.catalog.path
+    assert registry is not None
+    served = json.loads(registry.read_text())
+    away = {**served, "tools": [entry for entry in served["tools"] if entry["name"] != "deployer"]}
+    registry.write_text(json.dumps(away))
+    runtime.catalog.refresh(check_now=True)
+    assert "deployer" in runtime.policies.store.current(now_or_never=True).dormant_tools
+    (policies / "typo.cedar").write_text(
+        'forbid(principal, action == Action::"unit_convert.convert_unitz", resource);\n'
+    )
+    await anyio.sleep(0.1)  # the edit settles
+    runtime.policies.store.current(now_or_never=True)
+    assert "typo.cedar:1" in str(runtime.policies.store.error)  # the last good set stays in force
+
+    registry.write_text(json.dumps(served))
+    runtime.catalog.refresh(check_now=True)
+    prod = CallRequest("deployer", release("prod"), **CASE)  # type: ignore[arg-type]
+    with pytest.raises(PolicyError, match=r"policies naming deployer are not in force.*typo\.cedar:1"):
+        await runtime.call(prod, AGENT)
+    (policies / "typo.cedar").unlink()
+    await anyio.sleep(0.1)
+    with pytest.raises(PolicyDeniedError, match="no prod releases today"):
+        await runtime.call(prod, AGENT)
