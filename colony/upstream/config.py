@@ -8,9 +8,11 @@
 A stdio server has ``command``/``args``/``env``/``cwd``; a streamable HTTP server has
 ``url``/``headers``. Credentials are secret kinds, never literal values: ``${secret:KIND}``
 in an ``env`` or ``headers`` value resolves like every Colony secret (``COLONY_SECRET_KIND``
-or a Prefect Secret block) when the server is started, and a value under a credential-like
-name (``*TOKEN*``, ``*KEY*``, ``*SECRET*``, ``*PASSWORD*``, ``Authorization``...) that holds no
-reference is refused, so a token never sits in the file. The file lives at
+or a Prefect Secret block) when the server is started. A value under a credential's name (one
+with a word such as ``token``, ``key``, ``pass``, ``pat``, ``auth``, ``secret``, ``cookie``:
+``OPENAI_KEY``, ``DB_PASS``, ``X-Auth``; not ``KEY_FILE`` or ``SSH_AUTH_SOCK``) must be the
+reference itself (or ``Bearer ${secret:KIND}``), a credential in ``args`` or in the URL (a user,
+a password, a query parameter) is refused, so a token never sits in the file. The file lives at
 ``COLONY_MCP_SERVERS``, else ``mcp-servers.json`` in the Colony home.
 """
 
@@ -22,6 +24,7 @@ import re
 import tempfile
 from pathlib import Path
 from typing import Any, Literal
+from urllib.parse import parse_qsl, urlsplit
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
 
@@ -45,18 +48,72 @@ __all__ = [
 
 SERVER_NAME = r"^[a-z][a-z0-9_]{0,31}$"
 _SECRET_REFERENCE = re.compile(r"\$\{secret:([a-z][a-z0-9_]*)\}")
-_CREDENTIAL_NAME = re.compile(r"token|secret|passw|api[_-]?key|private[_-]?key|credential|authorization|cookie", re.I)
+#: A credential's value: one reference, alone or after an HTTP auth scheme (``Bearer ${secret:kind}``).
+_CREDENTIAL_VALUE = re.compile(r"^(?:(?:Bearer|Basic|Token|token|Bot)\s+)?\$\{secret:[a-z][a-z0-9_]*\}$")
+#: Words that make a name a credential's, whichever way it is spelled (``OPENAI_KEY``, ``dbPass``, ``X-Auth``).
+_CREDENTIAL_WORDS = frozenset(
+    {
+        "apikey", "auth", "authorization", "bearer", "cookie", "credential", "credentials", "key", "pass",
+        "passphrase", "passwd", "password", "pat", "pwd", "secret", "session", "token",
+    }
+)  # fmt: skip
+#: Last words that make a name a pointer to a credential, not one: ``SSH_AUTH_SOCK``, ``KEY_FILE``.
+_POINTER_WORDS = frozenset({"dir", "file", "path", "sock", "socket"})
 _MAX_TIMEOUT = 3600.0
+
+
+def _words(name: str) -> list[str]:
+    spaced = re.sub(r"([a-z0-9])([A-Z])", r"\1 \2", name)
+    return [word for word in re.split(r"[^a-z0-9]+", spaced.lower()) if word]
+
+
+def credential_name(name: str) -> bool:
+    """Whether ``name`` (a variable, a header, an option) names a credential."""
+    words = _words(name)
+    if not words or words[-1] in _POINTER_WORDS:
+        return False
+    joined = "".join(words)
+    return any(word in _CREDENTIAL_WORDS for word in words) or any(
+        part in joined for part in ("token", "secret", "password", "apikey", "privatekey", "credential")
+    )
 
 
 def _no_literal_credentials(values: dict[str, str], where: str) -> dict[str, str]:
     for name, value in values.items():
-        if _CREDENTIAL_NAME.search(name) and not _SECRET_REFERENCE.search(value):
+        if credential_name(name) and not _CREDENTIAL_VALUE.match(value.strip()):
             raise ValueError(
-                f"{where} {name!r} holds a literal value; a credential is a secret kind: "
-                f"write ${{secret:KIND}} and set COLONY_SECRET_KIND (or a Prefect Secret block)"
+                f"{where} {name!r} holds a literal value; a credential is a secret kind, the whole value: "
+                f"write ${{secret:KIND}} (or 'Bearer ${{secret:KIND}}') and set COLONY_SECRET_KIND "
+                "(or a Prefect Secret block)"
             )
     return values
+
+
+def _no_credential_arguments(args: tuple[str, ...]) -> tuple[str, ...]:
+    """Arguments carry no credential: they are no place for a secret (any process may read them)."""
+    for index, arg in enumerate(args):
+        option, has_value, _ = arg.partition("=")
+        if not option.startswith("-") or not credential_name(option.lstrip("-")):
+            continue
+        given = has_value or (index + 1 < len(args) and not args[index + 1].startswith("-"))
+        if given:
+            raise ValueError(
+                f"argument {option!r} passes a credential on the command line, where any process can read it; "
+                "pass it in env as ${secret:KIND} (most servers read it from a variable)"
+            )
+    return args
+
+
+def _no_credential_in_url(url: str) -> str:
+    parts = urlsplit(url)
+    if parts.username or parts.password:
+        raise ValueError("the url holds a user or password; send credentials in headers as ${secret:KIND}")
+    for name, _ in parse_qsl(parts.query, keep_blank_values=True):
+        if credential_name(name):
+            raise ValueError(
+                f"the url's query parameter {name!r} holds a credential; send it in headers as ${{secret:KIND}}"
+            )
+    return url
 
 
 class _Server(BaseModel):
@@ -92,6 +149,11 @@ class StdioServer(_Server):
     def _env(cls, env: dict[str, str]) -> dict[str, str]:
         return _no_literal_credentials(env, "env variable")
 
+    @field_validator("args")
+    @classmethod
+    def _args(cls, args: tuple[str, ...]) -> tuple[str, ...]:
+        return _no_credential_arguments(args)
+
 
 class HttpServer(_Server):
     """A server reached over MCP's streamable HTTP transport."""
@@ -105,6 +167,11 @@ class HttpServer(_Server):
     @classmethod
     def _headers(cls, headers: dict[str, str]) -> dict[str, str]:
         return _no_literal_credentials(headers, "header")
+
+    @field_validator("url")
+    @classmethod
+    def _url(cls, url: str) -> str:
+        return _no_credential_in_url(url)
 
 
 def _transport(value: Any) -> str:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import asyncio
 import json
 import os
+import re
 import sys
 import time
 from collections.abc import AsyncIterator
@@ -34,7 +35,7 @@ from colony.policy import PolicySettings
 from colony.runtime import CallRequest, CallStatus, KernelProvider, Principal, Runtime
 from colony.settings import ColonySettings
 from colony.upstream import McpServers, Review, UpstreamSettings, load_servers
-from colony.upstream.config import HttpServer, StdioServer
+from colony.upstream.config import HttpServer, StdioServer, parse_servers
 from colony.upstream.connections import UpstreamServer
 from colony.upstream.tools import sessions
 from tests.services.upstream import Upstream, hostile_stdio
@@ -314,6 +315,33 @@ def test_a_literal_credential_in_the_servers_file_is_refused(tmp_path: Path) -> 
         json.dumps({"mcpServers": {"gh": {"command": "x", "env": {"GITHUB_TOKEN": "${secret:github_token}"}}}})
     )
     assert load_servers(path).servers["gh"].env == {"GITHUB_TOKEN": "${secret:github_token}"}  # type: ignore[union-attr]
+
+
+@pytest.mark.parametrize(
+    ("server", "named"),
+    [
+        ({"command": "x", "env": {"OPENAI_KEY": "sk-123"}}, "env variable 'OPENAI_KEY' holds a literal value"),
+        ({"command": "x", "env": {"DB_PASS": "hunter2"}}, "'DB_PASS' holds a literal value"),
+        ({"command": "x", "env": {"GH_PAT": "ghp_123"}}, "'GH_PAT' holds a literal value"),
+        ({"command": "x", "env": {"GITHUB_TOKEN": "ghp_123${secret:k}"}}, "the whole value"),
+        ({"url": "https://x/mcp", "headers": {"X-Auth": "abc"}}, "header 'X-Auth' holds a literal value"),
+        ({"url": "https://x/mcp", "headers": {"X-Access-Key": "abc"}}, "'X-Access-Key' holds a literal value"),
+        ({"command": "x", "args": ["--token=ghp_123"]}, "argument '--token' passes a credential"),
+        ({"command": "x", "args": ["--api-key", "sk-123"]}, "argument '--api-key' passes a credential"),
+        ({"url": "https://x/mcp?access_token=ghp_123"}, "query parameter 'access_token' holds a credential"),
+        ({"url": "https://me:hunter2@x/mcp"}, "holds a user or password"),
+    ],
+)
+def test_a_credential_spelled_any_way_is_refused_as_a_literal(server: dict[str, object], named: str) -> None:
+    with pytest.raises(McpServersFileError, match=re.escape(named)):
+        parse_servers({"mcpServers": {"gh": server}}, "mcp-servers.json")
+
+
+def test_pointers_to_credentials_and_references_are_accepted() -> None:
+    ssh = {"command": "x", "args": ["--verbose", "--key-file", "/etc/key"], "env": {"SSH_AUTH_SOCK": "/s"}}
+    gh = {"url": "https://x/mcp?page=1", "headers": {"Authorization": "Bearer ${secret:github_token}"}}
+    servers = parse_servers({"mcpServers": {"ssh": ssh, "gh": gh}}, "mcp-servers.json")
+    assert set(servers.servers) == {"ssh", "gh"}
 
 
 @pytest.mark.usefixtures("prefect_harness")
