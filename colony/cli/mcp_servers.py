@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Annotated, Any
 
@@ -14,7 +15,8 @@ from rich.table import Table
 from colony.cli.failures import ColonyTyper, JsonFlag
 from colony.cli.output import cli_console
 from colony.errors import McpServersFileError
-from colony.kernel import KernelSettings
+from colony.kernel import ActionKind, KernelSettings
+from colony.kernel.actions import classify_action
 from colony.secrets import env_var_for, missing_secrets
 from colony.spec import SecretRequirement
 from colony.upstream import (
@@ -28,6 +30,7 @@ from colony.upstream import (
     servers_path,
 )
 from colony.upstream.config import ServerConfig, load_servers, parse_servers, secret_kinds
+from colony.upstream.pins import suspicious_text
 
 mcp_servers_app = ColonyTyper(
     no_args_is_help=True, help="Third-party MCP servers whose tools Colony governs (the mcpServers file)."
@@ -75,23 +78,40 @@ async def _listed(name: str, config: ServerConfig) -> list[dict[str, Any]]:
         await server.aclose()
 
 
+def judged(definition: Mapping[str, Any]) -> list[str]:
+    """What an operator should judge before pinning: text that reads like instructions, and trusted claims.
+
+    ``readOnlyHint: true`` runs a tool without the gate, so a tool claiming it under a name that
+    reads as destructive (``delete_repository``) waits for ``--accept`` like injected text.
+    """
+    found = suspicious_text(definition)
+    annotations = definition.get("annotations")
+    name = str(definition.get("name") or "")
+    claims_read_only = isinstance(annotations, Mapping) and annotations.get("readOnlyHint") is True
+    if claims_read_only and classify_action(name) is ActionKind.DESTRUCTIVE:
+        found.append(
+            f"readOnlyHint: true, but its name {name!r} reads as a destructive action: pinned, it runs without the gate"
+        )
+    return found
+
+
 def _show_review(review: Review, pinned_now: bool) -> None:
     for tool, diff in review.changed.items():
-        console.print(f"[yellow]changed[/yellow] {tool} (out of service until re-pinned):")
+        console.print(f"[yellow]changed[/yellow] {escape(tool)} (out of service until re-pinned):")
         console.print(escape(diff), highlight=False)
     for tool, passages in review.flagged.items():
-        console.print(f"[red]flagged[/red] {tool}: its definition reads like instructions to a model:")
+        console.print(f"[red]flagged[/red] {escape(tool)}: its definition says what you should judge first:")
         for passage in passages:
             console.print(f"  {escape(passage)}", highlight=False)
-        console.print(f"  pin it only if you trust this text: --accept {tool}")
+        console.print(f"  pin it only if you trust it: --accept {escape(tool)}")
     for tool in review.oversized:
-        console.print(f"[red]refused[/red] {tool}: its definition is over the size cap")
+        console.print(f"[red]refused[/red] {escape(tool)}: its definition is over the size cap")
     verb = "pinned" if pinned_now else "new (not served until pinned)"
     for tool in review.added:
         if tool not in review.flagged and tool not in review.oversized:
-            console.print(f"[green]{verb}[/green] {tool}")
+            console.print(f"[green]{verb}[/green] {escape(tool)}")
     for tool in review.removed:
-        console.print(f"[yellow]removed[/yellow] {tool} (no longer listed by the server)")
+        console.print(f"[yellow]removed[/yellow] {escape(tool)} (no longer listed by the server)")
 
 
 @mcp_servers_app.command("list")
@@ -177,7 +197,7 @@ def server_tools(name: Annotated[str, typer.Argument(help="The server.")], as_js
     """Connect and compare what the server lists now with its pins (changes shown as diffs)."""
     config = _server(name)
     listed = asyncio.run(_listed(name, config))
-    review = PinStore(pins_path(_home())).review(name, listed)
+    review = PinStore(pins_path(_home())).review(name, listed, judge=judged)
     if as_json:
         typer.echo(
             json.dumps(
@@ -194,7 +214,7 @@ def server_tools(name: Annotated[str, typer.Argument(help="The server.")], as_js
         )
         return
     for tool in review.unchanged:
-        console.print(f"[green]pinned[/green] {tool}")
+        console.print(f"[green]pinned[/green] {escape(tool)}")
     _show_review(review, pinned_now=False)
 
 
@@ -209,7 +229,7 @@ def pin_server(
     config = _server(name)
     store = PinStore(pins_path(_home()))
     listed = asyncio.run(_listed(name, config))
-    review = store.review(name, listed)
+    review = store.review(name, listed, judge=judged)
     if review.changed and not yes:
         _show_review(review, pinned_now=False)
         typer.confirm("pin these definitions?", abort=True)
@@ -226,10 +246,10 @@ def _pin(
 ) -> None:
     if listed is None:
         listed = asyncio.run(_listed(name, config))
-    review = PinStore(pins_path(_home())).pin(name, listed, only=tools, accept_flagged=accept)
+    review = PinStore(pins_path(_home())).pin(name, listed, only=tools, accept_flagged=accept, judge=judged)
     _show_review(review, pinned_now=True)
     for tool in review.changed:
-        console.print(f"[green]re-pinned[/green] {tool}")
+        console.print(f"[green]re-pinned[/green] {escape(tool)}")
     unaccepted = sorted(set(review.flagged) - set(accept))
     if unaccepted:
-        console.print(f"[red]not pinned (flagged):[/red] {', '.join(unaccepted)}")
+        console.print(f"[red]not pinned (flagged):[/red] {escape(', '.join(unaccepted))}")

@@ -19,7 +19,7 @@ import json
 import os
 import tempfile
 import threading
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
@@ -79,6 +79,10 @@ def suspicious_text(definition: Mapping[str, Any]) -> list[str]:
     return found
 
 
+Judge = Callable[[Mapping[str, Any]], list[str]]
+"""What flags a definition for the operator: passages for them to judge (none: it may be pinned)."""
+
+
 @dataclass(frozen=True)
 class PinnedTool:
     """One tool's pinned definition."""
@@ -129,8 +133,8 @@ class Pins:
         """Every pin as the pins file keeps it: server -> tool -> sha256, pinned_at, definition."""
         return _content(self.servers())
 
-    def review(self, server: str, listed: Iterable[Mapping[str, Any]]) -> Review:
-        """Compare what ``server`` lists now with its pins."""
+    def review(self, server: str, listed: Iterable[Mapping[str, Any]], *, judge: Judge = suspicious_text) -> Review:
+        """Compare what ``server`` lists now with its pins; ``judge`` finds what a new definition flags."""
         pinned = self.servers().get(server, {})
         current: dict[str, dict[str, Any]] = {}
         oversized = []
@@ -154,7 +158,7 @@ class Pins:
             flagged={
                 name: passages
                 for name, definition in current.items()
-                if (name not in pinned or name in changed) and (passages := suspicious_text(definition))
+                if (name not in pinned or name in changed) and (passages := judge(definition))
             },
             oversized=tuple(sorted(oversized)),
         )
@@ -192,6 +196,7 @@ class PinStore(Pins):
         *,
         only: Iterable[str] | None = None,
         accept_flagged: Iterable[str] = (),
+        judge: Judge = suspicious_text,
     ) -> Review:
         """Record what ``server`` lists (or the tools in ``only``); flagged text is pinned only when accepted.
 
@@ -199,7 +204,7 @@ class PinStore(Pins):
         pin (or none) and stays out of service.
         """
         listed = list(listed)
-        review = self.review(server, listed)
+        review = self.review(server, listed, judge=judge)
         chosen = None if only is None else set(only)
         accepted = set(accept_flagged)
         now = datetime.now(UTC).isoformat(timespec="seconds")
