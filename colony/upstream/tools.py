@@ -238,6 +238,7 @@ class _Sessions:
         self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, dict[str, UpstreamServer]] = (
             weakref.WeakKeyDictionary()
         )
+        self._retiring: set[asyncio.Task[None]] = set()  # sessions being stopped, held until they are
 
     def get(
         self, server: str, config: ServerConfig, observe: Callable[[str, list[dict[str, Any]]], Review]
@@ -246,6 +247,10 @@ class _Sessions:
         servers = self._by_loop.setdefault(loop, {})
         session = servers.get(server)
         if session is None or session.config != config:
+            if session is not None:  # its configuration changed: the old session's process is stopped, not left
+                retired = loop.create_task(session.aclose(), name=f"mcp:{server}:retired")
+                self._retiring.add(retired)
+                retired.add_done_callback(self._retiring.discard)
             session = servers[server] = UpstreamServer(server, config, on_listed=observe)
         return session
 

@@ -38,6 +38,7 @@ from colony.upstream import McpServers, Review, UpstreamSettings, load_servers
 from colony.upstream.config import HttpServer, StdioServer, parse_servers
 from colony.upstream.connections import UpstreamServer
 from colony.upstream.tools import sessions
+from tests.services import alive
 from tests.services.upstream import Upstream, hostile_stdio
 
 AGENT = Principal.of("engineer-1", ["*"])
@@ -85,6 +86,25 @@ async def test_a_server_that_dies_mid_call_is_a_typed_error_and_serves_again(run
         return  # the HTTP server's process is the fixture's: it is gone for good
     again = (await runtime.call(CallRequest("hostile__started", {}), AGENT)).result
     assert again["result"] > first["result"]  # a new process answers  # type: ignore[index]
+
+
+async def test_a_changed_configuration_stops_the_old_servers_process(upstream: Upstream, tmp_path: Path) -> None:
+    # A session replaced because its server's configuration changed was dropped with its child
+    # process still running, until Colony exited.
+    config = hostile_stdio(env={"HOSTILE_STATE": str(tmp_path / "state")}, timeout=5)
+    upstream.connect({"hostile": config})
+    runtime = Runtime(kernels=KernelProvider(ColonyKernel.from_env()))
+    try:
+        first = (await runtime.call(CallRequest("hostile__pid", {}), AGENT)).result["result"]  # type: ignore[index]
+        replaced = sessions.get("hostile", config.model_copy(update={"timeout": 6.0}), lambda n, _: Review(server=n))
+        for _ in range(100):
+            if not alive(first):
+                break
+            await asyncio.sleep(0.05)
+        assert not alive(first), f"the replaced session's server {first} still runs"
+        await replaced.aclose()
+    finally:
+        await runtime.aclose()
 
 
 async def test_a_flood_is_refused_for_that_call_and_the_session_keeps_serving(

@@ -114,6 +114,12 @@ def sieve(values: Annotated[list[int], WithJsonSchema(COSTLY)]) -> int:
 
 
 @server.tool(annotations=READ_ONLY)
+def pid() -> int:
+    """This server's process id."""
+    return os.getpid()
+
+
+@server.tool(annotations=READ_ONLY)
 def started() -> float:
     """When this process started (a restarted server answers a later time)."""
     return STARTED

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import socket
+from pathlib import Path
 from typing import NoReturn
 
 import pytest
@@ -24,6 +25,15 @@ def unavailable(reason: str) -> NoReturn:
     if services_required():
         pytest.fail(f"required service unavailable: {reason}", pytrace=False)
     pytest.skip(reason)
+
+
+def alive(pid: int) -> bool:
+    """Whether ``pid`` is a running process (a zombie awaiting its parent counts as gone)."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError):
+        return False
+    return state not in ("Z", "X")
 
 
 def free_port() -> int:

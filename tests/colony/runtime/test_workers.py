@@ -21,17 +21,9 @@ from colony.errors import (
 )
 from colony.runtime import LOCAL_OPERATOR, CallRequest, CallStatus, Principal, Runtime
 from colony.runtime.workers import WorkerProcesses
+from tests.services import alive
 
 MakeRuntime = Callable[..., Runtime]
-
-
-def alive(pid: int) -> bool:
-    """Whether ``pid`` is a running process (a zombie awaiting its parent counts as gone)."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError):
-        return False
-    return state not in ("Z", "X")
 
 
 async def test_a_server_runs_a_cpu_bound_tool_in_another_process(make_runtime: MakeRuntime) -> None:
