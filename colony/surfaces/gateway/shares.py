@@ -4,10 +4,12 @@ The connection cap (``max_connections``) is one pool: a client that fills it, wi
 request heads trickled a byte at a time or with long polls, would leave every other
 caller a 503. So each client address may hold at most its share of the connections,
 counted before anything is authenticated; a connection past the share does not count
-against the cap and its request is answered 429 with ``Retry-After``. Connections from
-a trusted proxy are not counted (the proxy carries many clients; it shares them out).
-An approval long poll holds a connection up to 30 s, so each principal may hold only a
-few at once wherever it connects from; another is answered 429 at once.
+against the cap and its request is answered 429 with ``Retry-After``. An IPv6 client is
+counted by its /64 network, the block one host is given: one address per connection would
+otherwise be a fresh share each. Connections from a trusted proxy are not counted (the
+proxy carries many clients; it shares them out). An approval long poll holds a connection
+up to 30 s, so each principal may hold only a few at once wherever it connects from; another
+is answered 429 at once.
 """
 
 from __future__ import annotations
@@ -39,16 +41,18 @@ class ClientShares:
         """Count a connection of ``address``: True when within its share, False past it, None when not counted."""
         if self.trusted(address):
             return None
-        if self.held[address] >= self.share:
+        client = client_of(address)
+        if self.held[client] >= self.share:
             return False
-        self.held[address] += 1
+        self.held[client] += 1
         return True
 
     def give(self, address: str) -> None:
         """A counted connection of ``address`` closed."""
-        self.held[address] -= 1
-        if self.held[address] <= 0:
-            del self.held[address]
+        client = client_of(address)
+        self.held[client] -= 1
+        if self.held[client] <= 0:
+            del self.held[client]
 
     def trusted(self, address: str) -> bool:
         """Whether ``address`` is a trusted proxy's (its connections are not counted)."""
@@ -61,6 +65,19 @@ class ClientShares:
         except ValueError:
             return False
         return any(ip in network for network in self._networks)
+
+
+def client_of(address: str) -> str:
+    """Whom a connection counts against: its IPv4 address, or its IPv6 address's /64 network."""
+    try:
+        ip = ipaddress.ip_address(address)
+    except ValueError:
+        return address  # a name or a unix socket: as given
+    if isinstance(ip, ipaddress.IPv6Address):
+        if ip.ipv4_mapped is not None:  # an IPv4 client on a dual-stack socket
+            return str(ip.ipv4_mapped)
+        return str(ipaddress.IPv6Network((ip, 64), strict=False))
+    return address
 
 
 class PrincipalWaits:

@@ -20,6 +20,19 @@ def test_a_client_takes_its_share_and_gets_it_back() -> None:
     assert "10.0.0.1" not in shares.held  # nothing kept for an address that left
 
 
+def test_an_ipv6_client_is_one_client_whichever_address_of_its_network_it_uses() -> None:
+    # A host is given a /64: a fresh address per connection was a fresh share each.
+    shares = ClientShares(2)
+    taken = [shares.take(f"2001:db8:0:1::{index:x}") for index in range(1, 4)]
+    assert taken == [True, True, False]
+    assert shares.take("2001:db8:0:2::1") is True  # another network has its own share
+    assert shares.take("::ffff:10.0.0.1") is True and shares.take("10.0.0.1") is True
+    assert shares.take("10.0.0.1") is False  # a mapped IPv4 address is that IPv4 client
+    for index in range(1, 3):
+        shares.give(f"2001:db8:0:1::{index:x}")
+    assert "2001:db8:0:1::/64" not in shares.held
+
+
 def test_trusted_proxies_are_not_counted() -> None:
     shares = ClientShares(1, ["10.0.0.7", "192.168.0.0/24", "proxy.internal"])
     assert [shares.take("10.0.0.7") for _ in range(3)] == [None, None, None]
