@@ -81,7 +81,7 @@ class CedarCall:
                 "attrs": {
                     "operator": who.operator,
                     "role": who.role,
-                    "trust": _decimal(who.trust, "trust"),
+                    "trust": _decimal(who.trust, "trust", exact=False),
                     "capabilities": sorted(who.capabilities),
                 },
                 "parents": [{"type": "Group", "id": group} for group in groups],
@@ -154,10 +154,19 @@ def _integral(value: Any) -> bool:
     return isinstance(value, int) or (isinstance(value, float) and value.is_integer())
 
 
-def _decimal(value: float, where: str) -> dict[str, Any]:
+def _decimal(value: float, where: str, *, exact: bool = True) -> dict[str, Any]:
+    """``value`` as a Cedar decimal (four places); a caller's number must fit them, not be rounded.
+
+    Rounded, ``100.00004`` would pass a policy's ``amount > 100.0`` while the tool received more:
+    a caller's number with a fifth decimal place (beyond a float's own noise) is refused instead.
+    ``exact=False`` rounds a value Colony measured itself (an agent's trust).
+    """
     if not abs(value) <= _DECIMAL_MAX:  # also NaN
         raise _untypable(where, "a number a policy can compare (a Cedar decimal)")
-    return {"__extn": {"fn": "decimal", "arg": f"{value:.4f}"}}
+    shown = round(value, 4)
+    if exact and abs(value - shown) > 1e-9 * max(1.0, abs(value)):
+        raise _untypable(where, "a number of at most four decimal places (what a policy compares)")
+    return {"__extn": {"fn": "decimal", "arg": f"{shown:.4f}"}}
 
 
 def _untypable(where: str, expected: str) -> ToolInputError:
