@@ -120,7 +120,7 @@ class UpstreamServer:
         """The server's tool definitions as it lists them now (every page)."""
         client = await self._connected()
         with anyio.fail_after(self.config.timeout):
-            return await _listed(client)
+            return await _listed(client, self.name)
 
     async def aclose(self) -> None:
         """Stop the session and its child process."""
@@ -168,7 +168,7 @@ class UpstreamServer:
         starting = asyncio.timeout(start_timeout)
         try:
             async with starting, self._client_for() as client:
-                self.out_of_service = self._on_listed(self.name, await _listed(client)).out_of_service
+                self.out_of_service = self._on_listed(self.name, await _listed(client, self.name)).out_of_service
                 starting.reschedule(None)  # started: the session lives until it breaks or Colony stops
                 self._client, self._failure, self._failures = client, None, 0
                 self._ready.set()
@@ -234,8 +234,8 @@ class UpstreamServer:
             try:
                 with anyio.fail_after(self.config.timeout):
                     self.relists += 1
-                    listed = await _listed(client)
-            except (TimeoutError, MCPError, *_BROKEN) as error:
+                    listed = await _listed(client, self.name)
+            except (TimeoutError, MCPError, UpstreamProtocolError, *_BROKEN) as error:
                 if not (self._closing or self._broken.is_set()):
                     logger.warning("MCP server %r: re-reading its tools failed: %s", self.name, _describe(error))
                 return
@@ -256,12 +256,27 @@ class UpstreamServer:
         self._broken.set()
 
 
-async def _listed(client: Client) -> list[dict[str, Any]]:
+#: A server's whole listing: at most this many tools, of at most this many bytes of JSON together.
+MAX_LISTED_TOOLS = 2_000
+MAX_LISTING_BYTES = 16 << 20
+
+
+async def _listed(client: Client, server: str) -> list[dict[str, Any]]:
+    """Every page of the server's tools, within the listing's caps (UpstreamProtocolError past them)."""
     tools: list[dict[str, Any]] = []
+    size = 0
     cursor: str | None = None
     for _ in range(100):  # a server that pages forever is cut off
         page = await client.list_tools(cursor=cursor) if cursor else await client.list_tools()
-        tools.extend(tool.model_dump(mode="json", by_alias=True, exclude_none=True) for tool in page.tools)
+        for tool in page.tools:
+            tools.append(tool.model_dump(mode="json", by_alias=True, exclude_none=True))
+            size += len(tool.model_dump_json(by_alias=True, exclude_none=True))
+        if len(tools) > MAX_LISTED_TOOLS or size > MAX_LISTING_BYTES:
+            raise UpstreamProtocolError(
+                f"MCP server {server!r} lists over {MAX_LISTED_TOOLS} tools or {MAX_LISTING_BYTES >> 20} MiB of "
+                "tool definitions",
+                server=server,
+            )
         cursor = page.next_cursor
         if not cursor:
             break

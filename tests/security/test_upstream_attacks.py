@@ -262,6 +262,23 @@ async def test_a_tool_changed_before_the_session_started_is_refused_on_its_first
         await runtime.aclose()
 
 
+async def test_a_listing_past_its_caps_is_the_servers_error(
+    upstream: Upstream, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # A hundred pages of 4 MiB each were read and reviewed whole (400 MB on the event loop).
+    from colony.upstream import connections
+
+    upstream.connect({"hostile": hostile_stdio(env={"HOSTILE_STATE": str(tmp_path / "state")}, timeout=5)})
+    monkeypatch.setattr(connections, "MAX_LISTED_TOOLS", 3)  # the hostile server lists more than three
+    runtime = Runtime(kernels=KernelProvider(ColonyKernel.from_env()))
+    try:
+        with pytest.raises(UpstreamUnavailableError, match="lists over 3 tools") as caught:
+            await lookup(runtime)
+        assert caught.value.server == "hostile"
+    finally:
+        await runtime.aclose()
+
+
 async def test_a_storm_of_list_changed_notifications_costs_one_listing_at_a_time(runtime: Runtime) -> None:
     # Each notification started its own re-read of every page of the tools, side by side on the
     # event loop: a server sending them in a loop held every other caller.
