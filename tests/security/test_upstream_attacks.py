@@ -107,19 +107,24 @@ async def test_a_changed_configuration_stops_the_old_servers_process(upstream: U
         await runtime.aclose()
 
 
-async def test_a_flood_is_refused_for_that_call_and_the_session_keeps_serving(
-    upstream: Upstream, hostile: StdioServer | HttpServer
-) -> None:
-    upstream.connect({"hostile": hostile.model_copy(update={"timeout": 120.0})})  # 50 MB takes the server a while
+async def flood_refused_and_session_kept(upstream: Upstream, server: StdioServer | HttpServer, needle: str) -> None:
+    """A 50 MB answer is refused for that call, naming ``needle``; the same session then serves on."""
+    upstream.connect({"hostile": server.model_copy(update={"timeout": 120.0})})  # 50 MB takes the server a while
     runtime = Runtime(kernels=KernelProvider(ColonyKernel.from_env()))
     try:
-        with pytest.raises(UpstreamProtocolError, match="byte") as caught:
+        with pytest.raises(UpstreamProtocolError, match=needle) as caught:
             await runtime.call(CallRequest("hostile__flood", {"megabytes": 50}), AGENT)
         assert caught.value.server == "hostile" and not caught.value.retryable
         assert await lookup(runtime, "after") == {"result": "value of after"}
         assert sessions.running()["hostile"].starts == 1  # the same session
     finally:
         await runtime.aclose()
+
+
+async def test_a_flood_is_refused_for_that_call_and_the_session_keeps_serving(
+    upstream: Upstream, hostile: StdioServer | HttpServer
+) -> None:
+    await flood_refused_and_session_kept(upstream, hostile, "byte")
 
 
 async def test_a_flood_answered_as_plain_json_is_cut_off_at_the_cap(
@@ -127,16 +132,7 @@ async def test_a_flood_answered_as_plain_json_is_cut_off_at_the_cap(
 ) -> None:
     # The SDK caps an event stream's events, but read a plain JSON answer whole: 100 MB came back
     # against a 4 MB cap, 584 MB of memory at its peak.
-    upstream.connect({"hostile": hostile_http_json.model_copy(update={"timeout": 120.0})})
-    runtime = Runtime(kernels=KernelProvider(ColonyKernel.from_env()))
-    try:
-        with pytest.raises(UpstreamProtocolError, match="over the message cap") as caught:
-            await runtime.call(CallRequest("hostile__flood", {"megabytes": 50}), AGENT)
-        assert caught.value.server == "hostile" and not caught.value.retryable
-        assert await lookup(runtime, "after") == {"result": "value of after"}
-        assert sessions.running()["hostile"].starts == 1  # the same session
-    finally:
-        await runtime.aclose()
+    await flood_refused_and_session_kept(upstream, hostile_http_json, "over the message cap")
 
 
 async def test_arguments_too_costly_to_check_against_the_servers_schema_are_refused_and_never_sent(
