@@ -60,7 +60,7 @@ class Router:
         self._peer_tools: dict[str, tuple[float, frozenset[str]]] = {}
 
     async def call(
-        self, request: ToolCallRequest, principal: Principal, agent: str | None, credential: str | None = None
+        self, request: ToolCallRequest, principal: Principal, agent: str | None, credential: str | None
     ) -> Routed:
         """Run ``request`` for ``principal`` (acting for ``agent``) on the node its target names.
 
