@@ -4,16 +4,20 @@ A resource several callers share (the sandbox's container pool, the thread that 
 costly arguments, the worker processes of CPU-bound tools) gives each caller a share of
 it; the caller is never an argument a tool could forge, so the runtime, which
 authenticated it, names it here for the length of the call. Outside a call it is None.
-``Turns`` is that share for a resource of a few slots: callers waiting are served in turn.
+``Turns`` is that share for a resource of a few slots: callers waiting are served in turn;
+``LoopTurns`` gives each event loop its own and takes the current caller's turn.
 """
 
 from __future__ import annotations
 
 import asyncio
+import weakref
 from collections import OrderedDict, deque
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from contextvars import ContextVar
 
-__all__ = ["CURRENT_CALLER", "Turns"]
+__all__ = ["CURRENT_CALLER", "LoopTurns", "Turns"]
 
 CURRENT_CALLER: ContextVar[str | None] = ContextVar("colony_current_caller", default=None)
 
@@ -69,3 +73,29 @@ class Turns:
             queue.remove(handed)
             if not queue:
                 del self.waiting[caller]
+
+
+class LoopTurns:
+    """``Turns`` of ``slots`` for each event loop (a Turns is bound to one), taken as the current caller."""
+
+    def __init__(self, slots: int = 1) -> None:
+        self.slots = slots
+        self._by_loop: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Turns] = weakref.WeakKeyDictionary()
+
+    def here(self) -> Turns:
+        """The running loop's turns."""
+        loop = asyncio.get_running_loop()
+        turns = self._by_loop.get(loop)
+        if turns is None:
+            turns = self._by_loop[loop] = Turns(self.slots)
+        return turns
+
+    @asynccontextmanager
+    async def turn(self) -> AsyncIterator[None]:
+        """Hold a slot for the block, once ``CURRENT_CALLER``'s turn comes."""
+        turns, caller = self.here(), CURRENT_CALLER.get()
+        await turns.take(caller)
+        try:
+            yield
+        finally:
+            turns.hand_on(caller)

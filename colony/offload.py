@@ -12,14 +12,12 @@ on the loop, where a thread hop would cost more than it saves.
 
 from __future__ import annotations
 
-import asyncio
-import weakref
 from collections.abc import Callable
 from typing import TypeVar
 
 import anyio.to_thread
 
-from colony.callers import CURRENT_CALLER, Turns
+from colony.callers import LoopTurns
 
 __all__ = ["INLINE_BYTES", "off_the_loop"]
 
@@ -28,19 +26,10 @@ T = TypeVar("T")
 #: Inputs up to this many bytes of JSON are worked on in place.
 INLINE_BYTES = 16 * 1024
 
-
-_turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Turns] = weakref.WeakKeyDictionary()
+_thread = LoopTurns()
 
 
 async def off_the_loop(work: Callable[[], T]) -> T:
     """``work()`` on a worker thread, once the current caller's turn comes."""
-    loop = asyncio.get_running_loop()
-    turns = _turns.get(loop)
-    if turns is None:
-        turns = _turns[loop] = Turns()
-    caller = CURRENT_CALLER.get()
-    await turns.take(caller)
-    try:
+    async with _thread.turn():
         return await anyio.to_thread.run_sync(work)  # a cancelled caller still waits for its thread
-    finally:
-        turns.hand_on(caller)

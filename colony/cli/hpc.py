@@ -8,8 +8,11 @@ import typer
 
 from colony.cli.failures import ColonyTyper, fail
 
-#: The largest request body the HPC service reads.
+#: The largest request body the HPC service reads: an upload's completion (10,000 parts with their ETags)
+#: is under 1 MiB.
 MAX_BODY_BYTES = 4 * 1024 * 1024
+#: How long a request body may take to arrive.
+BODY_TIMEOUT_SECONDS = 15.0
 
 hpc_app = ColonyTyper(no_args_is_help=True, help="The HPC service: tool jobs on AWS Batch, artifacts in S3.")
 
@@ -41,6 +44,5 @@ def serve(
         app = create_app(load_settings(block).hpc)
     except ValueError as error:
         raise fail(str(error)) from None
-    # the largest body is an upload's completion: 10,000 parts with their ETags, under 1 MiB
-    guarded = BodyGuardMiddleware(app, max_bytes=MAX_BODY_BYTES, timeout_seconds=15.0, jsonrpc_paths=())
+    guarded = BodyGuardMiddleware(app, max_bytes=MAX_BODY_BYTES, timeout_seconds=BODY_TIMEOUT_SECONDS, jsonrpc_paths=())
     uvicorn.run(guarded, host=host, port=port, log_level="info", **server_options(GatewaySettings()))

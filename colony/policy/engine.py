@@ -114,7 +114,7 @@ class PolicyIndex:
 
         None, too, for a tool a dormant policy names: that policy must be brought into force first.
         """
-        if action.partition(".")[0] in self.dormant_tools:
+        if self.dormant_tools and action.partition(".")[0] in self.dormant_tools:
             return None
         return self._set(action).fixed
 

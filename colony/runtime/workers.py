@@ -19,15 +19,13 @@ to know about.
 
 from __future__ import annotations
 
-import asyncio
 import os
-import weakref
 from typing import Any
 
 import anyio
 import anyio.to_process
 
-from colony.callers import CURRENT_CALLER, Turns
+from colony.callers import LoopTurns
 from colony.capability import ToolCapability
 from colony.errors import ColonyError, ToolExecutionError
 
@@ -41,23 +39,15 @@ class WorkerProcesses:
 
     def __init__(self, limit: int | None = None) -> None:
         self.limit = limit or max(2, os.cpu_count() or 1)
-        self._turns: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, tuple[Turns, anyio.CapacityLimiter]] = (
-            weakref.WeakKeyDictionary()
-        )
+        self.turns = LoopTurns(self.limit)
+        self.limiter = anyio.CapacityLimiter(self.limit)  # as large as the turns: it never makes a call wait
 
     async def run(self, cls: type[ToolCapability], action: str, arguments: dict[str, Any]) -> Any:
         """``action`` of ``cls`` in a worker, once the caller's turn comes; cancelling the call kills the worker."""
-        loop = asyncio.get_running_loop()
-        shared = self._turns.get(loop)
-        if shared is None:  # the turns hand out the slots; anyio's limiter, as large, never makes a call wait
-            shared = self._turns[loop] = (Turns(self.limit), anyio.CapacityLimiter(self.limit))
-        turns, limiter = shared
-        caller = CURRENT_CALLER.get()
-        await turns.take(caller)
-        try:
-            return await anyio.to_process.run_sync(_call, cls, action, arguments, cancellable=True, limiter=limiter)
-        finally:
-            turns.hand_on(caller)
+        async with self.turns.turn():
+            return await anyio.to_process.run_sync(
+                _call, cls, action, arguments, cancellable=True, limiter=self.limiter
+            )
 
 
 def _call(cls: type[ToolCapability], action: str, arguments: dict[str, Any]) -> Any:

@@ -49,7 +49,7 @@ __all__ = [
 SERVER_NAME = r"^[a-z][a-z0-9_]{0,31}$"
 _SECRET_REFERENCE = re.compile(r"\$\{secret:([a-z][a-z0-9_]*)\}")
 #: A credential's value: one reference, alone or after an HTTP auth scheme (``Bearer ${secret:kind}``).
-_CREDENTIAL_VALUE = re.compile(r"^(?:(?:Bearer|Basic|Token|token|Bot)\s+)?\$\{secret:[a-z][a-z0-9_]*\}$")
+_CREDENTIAL_VALUE = re.compile(rf"^(?:(?:Bearer|Basic|Token|token|Bot)\s+)?{_SECRET_REFERENCE.pattern}$")
 #: Words that make a name a credential's, whichever way it is spelled (``OPENAI_KEY``, ``dbPass``, ``X-Auth``).
 _CREDENTIAL_WORDS = frozenset(
     {

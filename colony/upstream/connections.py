@@ -41,7 +41,7 @@ from colony.errors import (
 from colony.telemetry import metrics
 from colony.upstream.config import HttpServer, ServerConfig, StdioServer, catalog_name, resolve_values
 from colony.upstream.http_answers import OVERSIZED_ANSWER, CappedAnswers
-from colony.upstream.pins import Review
+from colony.upstream.pins import Review, drift_reason
 from colony.upstream.stdio import OVERSIZED, bounded_stdio
 
 __all__ = ["UpstreamServer"]
@@ -244,11 +244,7 @@ class UpstreamServer:
                 return
 
     def _drifted(self, tool: str) -> ToolUnavailableError:
-        name = catalog_name(self.name, tool)
-        reason = (
-            f"its definition on MCP server {self.name!r} changed since it was pinned; an operator must "
-            f"review it (colony mcp-servers pin {self.name})"
-        )
+        name, reason = catalog_name(self.name, tool), drift_reason(self.name)
         return ToolUnavailableError(f"tool {name!r} is out of service: {reason}", tool=name, reason=reason)
 
     def _mark_broken(self, error: BaseException) -> None:

@@ -36,6 +36,7 @@ __all__ = [
     "Pins",
     "Review",
     "definition_of",
+    "drift_reason",
     "fingerprint",
     "pins_path",
     "suspicious_text",
@@ -67,6 +68,14 @@ def definition_of(tool: Mapping[str, Any]) -> dict[str, Any]:
 def fingerprint(definition: Mapping[str, Any]) -> str:
     """SHA-256 of the definition's canonical JSON."""
     return hashlib.sha256(json.dumps(definition, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+def drift_reason(server: str) -> str:
+    """Why a tool whose definition drifted from its pin is out of service, and what brings it back."""
+    return (
+        f"its definition on MCP server {server!r} changed since it was pinned; an operator must review the "
+        f"change and re-pin it (colony mcp-servers pin {server})"
+    )
 
 
 def suspicious_text(definition: Mapping[str, Any]) -> list[str]:

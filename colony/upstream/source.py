@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from colony.errors import McpServersFileError
 from colony.upstream.config import McpServers, catalog_name, load_servers, servers_path
-from colony.upstream.pins import Pins, PinStore, Review, pins_path
+from colony.upstream.pins import Pins, PinStore, Review, drift_reason, pins_path
 from colony.upstream.settings import UpstreamSettings
 
 if TYPE_CHECKING:
@@ -100,10 +100,7 @@ class UpstreamSource:
                     unavailable[name] = f"two tools of MCP server {server!r} are both named {name!r} in Colony"
                     tools.pop(name, None)
                 elif tool_name in self._drifted.get(server, ()):
-                    unavailable[name] = (
-                        f"its definition on MCP server {server!r} changed since it was pinned; review the "
-                        f"change and re-pin it: colony mcp-servers pin {server}"
-                    )
+                    unavailable[name] = drift_reason(server)
                 else:
                     from colony.upstream.tools import upstream_tool_class  # the MCP SDK, once a tool is pinned
 

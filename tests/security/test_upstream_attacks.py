@@ -282,10 +282,12 @@ async def test_a_storm_of_list_changed_notifications_costs_one_listing_at_a_time
     session = sessions.running()["hostile"]
     assert (await runtime.call(CallRequest("hostile__storm", {"count": 200}), AGENT)).result == {"result": "stormed"}
     assert await lookup(runtime, "during") == {"result": "value of during"}
-    for _ in range(100):  # the re-reads the storm asked for settle
-        if session._relisting is None or session._relisting.done():
+    seen, steady = -1, 0
+    for _ in range(100):  # the re-reads the storm asked for settle: no new one for 0.3 s
+        steady, seen = (steady + 1, seen) if session.relists == seen else (0, session.relists)
+        if steady == 3:
             break
-        await asyncio.sleep(0.05)
+        await asyncio.sleep(0.1)
     # one at a time, each asked for by every notification that came during the one before: a few, not 200
     assert 1 <= session.relists < 50
     assert await lookup(runtime, "after") == {"result": "value of after"}

@@ -58,7 +58,7 @@ async def test_a_caller_flooding_cpu_bound_calls_waits_behind_its_own(make_runti
     # First come, first served, a flood of costly calls held every worker until it was done,
     # and another caller's quick call waited for all of it (or timed out behind it).
     runtime = make_runtime(isolate_cpu_bound=True)
-    runtime.executor.workers = WorkerProcesses(limit=1)  # type: ignore[attr-defined]
+    workers = runtime.executor.workers = WorkerProcesses(limit=1)  # type: ignore[attr-defined]
     finished: list[str] = []
 
     async def spin(caller: str, name: str, seconds: float) -> None:
@@ -67,7 +67,8 @@ async def test_a_caller_flooding_cpu_bound_calls_waits_behind_its_own(make_runti
 
     await spin("flooder", "warm", 0)  # a worker is up: its start is not in the order below
     flood = [asyncio.create_task(spin("flooder", f"flood {n}", 0.3)) for n in range(4)]
-    await asyncio.sleep(0.1)  # the flood holds the worker and queues the rest
+    while len(workers.turns.here().waiting.get("flooder", ())) < 3:  # the flood holds the worker, the rest queued
+        await asyncio.sleep(0.01)
     await spin("alice", "alice", 0)
     assert finished[1:3] == ["flood 0", "alice"], finished  # served after the flood's first, not its last
     await asyncio.gather(*flood)
