@@ -46,7 +46,7 @@ from colony.kernel.prepared import Prepared
 from colony.kernel.roles import RoleAdapter
 from colony.kernel.store import tables
 
-__all__ = ["Approvals", "arguments_digest"]
+__all__ = ["DECIDE_PENDING", "Approvals", "arguments_digest"]
 
 _A = tables.approvals
 _IS_PENDING = _A.c.state == literal_column("'pending'")
@@ -85,7 +85,20 @@ _CLAIM = Prepared(
     .returning(*_A.c)
 )
 _GET = Prepared(select(_A).where(_A.c.approval_id == bindparam("approval")))
+# At most ``cap`` rows are counted, so an agent's long history costs the check nothing more.
+_WAITING = Prepared(
+    select(func.count()).select_from(
+        select(_A.c.approval_id)
+        .where(_A.c.agent_id == bindparam("agent"))
+        .where(_IS_PENDING)
+        .where(_A.c.expires_at > bindparam("now"))
+        .limit(bindparam("cap"))
+        .subquery()
+    )
+)
 LIST_LIMIT = 500
+#: What an agent refused for its backlog of requests must do first: wait for people to decide them.
+DECIDE_PENDING = "decide_pending_approvals"
 MAX_SHOWN_ARGUMENTS = 16_384
 REDACTED = "[redacted]"
 
@@ -127,10 +140,28 @@ def to_approval(row: dict[str, Any]) -> Approval:
 class Approvals:
     """Open, decide, expire and claim approval requests; every method works inside a caller's transaction."""
 
-    def __init__(self, roles: RoleAdapter, pheromones: PheromoneStore, ttl_seconds: float) -> None:
+    def __init__(self, roles: RoleAdapter, pheromones: PheromoneStore, ttl_seconds: float, max_pending: int) -> None:
         self.roles = roles
         self.pheromones = pheromones
         self.ttl_seconds = ttl_seconds
+        self.max_pending = max_pending
+
+    def full(self, connection: Connection, agent_id: str, now: float) -> str | None:
+        """Why ``agent_id`` may not open another request (it has ``max_pending`` waiting), else None.
+
+        A held call costs a person's attention, and an agent that files them faster than people
+        decide would bury every other agent's requests and grow the table without bound. The
+        count is read in the proposing transaction: calls in flight together may pass it by as
+        many as run at once, which the agent's concurrency limit bounds.
+        """
+        parameters = {"agent": agent_id, "now": now, "cap": self.max_pending}
+        waiting = _WAITING.all(connection, parameters)[0]
+        if next(iter(waiting.values())) < self.max_pending:
+            return None
+        return (
+            f"agent {agent_id} already has {self.max_pending} approval requests waiting for a person "
+            "(max_pending_approvals); a held call is refused until some are decided or expire"
+        )
 
     def open(
         self,

@@ -17,7 +17,7 @@ from sqlalchemy import Connection
 
 from colony.errors import AttestationError, KernelInputError
 from colony.kernel.actions import ActionKind, resolve_kind
-from colony.kernel.approvals import Approvals
+from colony.kernel.approvals import DECIDE_PENDING, Approvals
 from colony.kernel.approving import ApprovalOperations
 from colony.kernel.attestation import Attestor, Claims, load_secret
 from colony.kernel.audit import AuditLog
@@ -127,6 +127,7 @@ class _Decided:
     claims: Claims | None
     approval: Approval | None
     runtime_held: float | None
+    laid_trace: bool
 
 
 class ColonyKernel(ApprovalOperations, AuditOperations):
@@ -147,7 +148,9 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
         self.reporter = StatusReporter(self.pheromones, self.ledger, self.roles)
         self.shares = AgentShares(self.settings.share_caps(), self.settings.agent_budget_share)
         self.reservations = Reservations(self.ledger, self.roles, self.shares)
-        self.approvals = Approvals(self.roles, self.pheromones, self.settings.approval_ttl_seconds)
+        self.approvals = Approvals(
+            self.roles, self.pheromones, self.settings.approval_ttl_seconds, self.settings.max_pending_approvals
+        )
         self.refusal_traces = RefusalTraces()
         secret = self.settings.attestation_secret
         key = secret.get_secret_value().encode() if secret else self.store.run(load_secret)
@@ -226,6 +229,7 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
         lays_refusal = self.refusal_traces.due(request.agent_id, request.target, now)
 
         def work(connection: Connection, budget_last: bool) -> _Decided:
+            traced = lays_refusal
             reading = read_for_gate(connection, request.agent_id, request.target, period_now)
             if reading.lapsed(now):  # release lapsed reservations before the budget is weighed
                 self.reservations.expire_due(connection, now)
@@ -290,12 +294,18 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                         )
                 elif period is not None:
                     claims = fresh
+                backlog = outcome.decision is Decision.HOLD and self.approvals.full(connection, request.agent_id, now)
+                if backlog:  # a refusal of the agent's backlog, not of the target: it lays no trace there
+                    outcome = replace(
+                        outcome, decision=Decision.REFUSE, reason=backlog, required_evidence=[DECIDE_PENDING]
+                    )
+                    traced = False
                 store_proposal(connection, proposal_id, request, outcome, now, period, grant, claims, expires_at)
                 # The agent's row was taken before the budget's when it reserved; counting it is one more update.
                 self.roles.count_proposal(
                     connection, request.agent_id, outcome.decision, now, known=reading.known_agent
                 )
-                if outcome.decision is Decision.REFUSE and lays_refusal:
+                if outcome.decision is Decision.REFUSE and traced:
                     evidence = {"proposal_id": proposal_id, "action_type": request.action_type}
                     deposit = Deposit(request.target, SignalType.FAILURE, source=SignalSource.AGENT, evidence=evidence)
                     self.pheromones.deposit(connection, deposit, now=now, tick=reading.tick)
@@ -307,7 +317,8 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
             )
             AuditLog.append(connection, [record], now, head=reading.audit_head if self.store.is_sqlite else None)
             held = grant["runtime_seconds"] if period is not None and grows else None
-            return _Decided(outcome, inputs.budget_approved, claims, approval, held)
+            laid = outcome.decision is Decision.REFUSE and traced
+            return _Decided(outcome, inputs.budget_approved, claims, approval, held, laid)
 
         if self._budget_short_in != period_now:
             try:
@@ -324,7 +335,7 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
             ):  # an agent's share says nothing of the budget
                 self._budget_short_in = None
         outcome, approval = decided.outcome, decided.approval
-        if outcome.decision is Decision.REFUSE and lays_refusal:
+        if decided.laid_trace:
             self.refusal_traces.laid(request.agent_id, request.target, now)
         return GateVerdict(  # signed after the commit: the transaction holds no lock while the token is made
             decision=outcome.decision,

@@ -47,6 +47,12 @@ class KernelSettings(EnvironmentSettings):
     approval_ttl_seconds: float = Field(
         default=3600.0, gt=0, description="How long a held proposal's approval request waits for a person."
     )
+    max_pending_approvals: int = Field(
+        default=50,
+        ge=1,
+        description="How many approval requests one agent may have waiting for a person; a call held past "
+        "that is refused until a person decides (or the tick expires) some of them.",
+    )
     reservation_lease_seconds: float = Field(
         default=300.0,
         gt=0,

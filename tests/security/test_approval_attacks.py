@@ -26,9 +26,10 @@ from colony.kernel import (
     KernelSettings,
     ProposeActionRequest,
     Reporter,
+    SignalType,
     arguments_digest,
 )
-from colony.kernel.approvals import LIST_LIMIT
+from colony.kernel.approvals import DECIDE_PENDING, LIST_LIMIT
 from colony.runtime import CallRequest, CallStatus, Catalog, KernelProvider, Principal, Runtime
 from colony.runtime.kernel_access import authorize_approval_decision, outcome_reporter
 from colony.surfaces.approval_tools import call_approval_tool, may_list
@@ -195,23 +196,18 @@ async def test_an_agent_cannot_read_another_agents_requests(setup: Setup) -> Non
 def test_a_flood_of_held_calls_does_not_hide_another_agents_request(database_url: str) -> None:  # noqa: F811
     # The reviewers' page held the 500 newest requests: 520 held calls from one agent pushed another
     # agent's request off it, to expire unread (counted against that agent as a refusal).
-    settings = KernelSettings(database_url=database_url, budget_llm_calls=10**6, budget_runtime_seconds=10**9)
+    settings = KernelSettings(
+        database_url=database_url,
+        budget_llm_calls=10**6,
+        budget_runtime_seconds=10**9,
+        max_pending_approvals=LIST_LIMIT + 20,  # the page, not the backlog cap, is under attack here
+    )
     kernel = ColonyKernel(settings)
     for agent in ("alice", "mallory"):
         kernel.set_trust(agent, 0.8)
 
     def held(agent: str, number: int) -> str:
-        verdict = kernel.propose_action(
-            ProposeActionRequest(
-                agent_id=agent,
-                action_type="write_entry",
-                target=f"ledger.entry{number}",
-                require_approval=True,
-                rationale=str(CASE["rationale"]),
-                rollback_plan=str(CASE["rollback_plan"]),
-                evidence=json.dumps(CASE["evidence"]),
-            )
-        )
+        verdict = kernel.propose_action(approval_asked(agent, number))
         assert verdict.decision is Decision.HOLD and verdict.approval_id is not None
         return verdict.approval_id
 
@@ -224,4 +220,45 @@ def test_a_flood_of_held_calls_does_not_hide_another_agents_request(database_url
     assert page[2:] == flood[: LIST_LIMIT - 2]  # then the flood, oldest first
     everything = [approval.approval_id for approval in kernel.list_approvals()]
     assert mine in everything[:2]  # a listing of every state: each agent's newest, then the rest
+    kernel.close()
+
+
+def approval_asked(agent: str, number: int) -> ProposeActionRequest:
+    """A plan the gate would pass, asking for a person's approval (so it is held)."""
+    return ProposeActionRequest(
+        agent_id=agent,
+        action_type="write_entry",
+        target=f"ledger.entry{number}",
+        require_approval=True,
+        rationale=str(CASE["rationale"]),
+        rollback_plan=str(CASE["rollback_plan"]),
+        evidence=json.dumps(CASE["evidence"]),
+    )
+
+
+def test_an_agent_cannot_bury_the_reviewers_under_held_calls(database_url: str) -> None:  # noqa: F811
+    # Each held call opened a request a person must read, with no bound: one agent filing them
+    # faster than people decide grew the queue (and the table) without end.
+    clock = FakeClock()
+    settings = KernelSettings(database_url=database_url, budget_llm_calls=10**6, max_pending_approvals=3)
+    kernel = ColonyKernel(settings, clock=clock)
+    for agent in ("alice", "mallory"):
+        kernel.set_trust(agent, 0.8)
+    waiting = [kernel.propose_action(approval_asked("mallory", number)) for number in range(3)]
+    assert all(verdict.decision is Decision.HOLD for verdict in waiting)
+
+    refused = kernel.propose_action(approval_asked("mallory", 3))
+    assert refused.decision is Decision.REFUSE and refused.approval_id is None
+    assert "already has 3 approval requests waiting" in refused.reason
+    assert "max_pending_approvals" in refused.reason
+    assert refused.required_evidence == [DECIDE_PENDING]
+    assert kernel.pheromone_query("ledger.entry3", SignalType.FAILURE) == []  # its backlog says nothing of the target
+    assert len(kernel.list_approvals(state="pending", agent_id="mallory")) == 3
+    assert kernel.propose_action(approval_asked("alice", 0)).decision is Decision.HOLD  # another agent's own count
+
+    kernel.reject(str(waiting[0].approval_id), "ops@example.org", "one at a time")
+    assert kernel.propose_action(approval_asked("mallory", 4)).decision is Decision.HOLD  # a person made room
+    assert kernel.propose_action(approval_asked("mallory", 5)).decision is Decision.REFUSE
+    clock.advance(settings.approval_ttl_seconds + 1)  # expired, before any tick swept them: no longer waiting
+    assert kernel.propose_action(approval_asked("mallory", 6)).decision is Decision.HOLD
     kernel.close()
