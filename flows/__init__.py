@@ -6,7 +6,7 @@ the process's HPC job runner (``colony`` alone runs HPC jobs in-process).
 """
 
 from flows._async import in_thread
-from flows.hpc_job import use_prefect_job_runner
+from flows.job_runner import use_prefect_job_runner
 
 use_prefect_job_runner()
 

@@ -3,8 +3,8 @@
 The flow runs ``colony.hpc.job_steps.run_cycle`` (the one order of the steps, and
 its idempotence) with each step as a Prefect task (``tasks.hpc``): retried
 when retryable, logged, with a progress artifact. ``PrefectJobRunner`` makes it
-an HPC tool's ``JobRunner``; ``use_prefect_job_runner()`` installs it as the
-process's default, which importing ``flows`` does.
+an HPC tool's ``JobRunner`` (``flows.job_runner``, re-exported here);
+``use_prefect_job_runner()`` installs it as the process's default, which importing ``flows`` does.
 """
 
 from __future__ import annotations
@@ -21,13 +21,12 @@ from colony.hpc import (
     InputArtifact,
     JobCreated,
     JobRequest,
-    JobRunner,
     JobStatus,
     PollPolicy,
-    set_default_job_runner,
 )
 from colony.hpc.job_steps import run_cycle
 from flows._heartbeat import beating
+from flows.job_runner import PrefectJobRunner, use_prefect_job_runner
 from tasks.hpc import fetch_outputs, poll_job, start_job, submit_job, upload_job_inputs
 
 __all__ = ["HPCJobRequest", "PrefectJobRunner", "hpc_job", "use_prefect_job_runner"]
@@ -79,15 +78,3 @@ class TaskSteps:
 async def hpc_job(request: HPCJobRequest) -> dict[str, str]:
     """Run one HPC job to completion and download its outputs; local paths by output key."""
     return await run_cycle(request, TaskSteps(request.client_config()), get_run_logger())
-
-
-class PrefectJobRunner:
-    """Runs each HPC job as the ``hpc-job`` flow (a subflow when called inside a flow run)."""
-
-    async def run(self, job: HPCJob) -> dict[str, str]:
-        return await hpc_job(HPCJobRequest(**dict(job)))
-
-
-def use_prefect_job_runner() -> JobRunner:
-    """Make the ``hpc-job`` flow this process's HPC job runner; the runner it replaces."""
-    return set_default_job_runner(PrefectJobRunner())

@@ -104,11 +104,12 @@ def test_importing_flows_makes_the_flow_the_hpc_job_runner() -> None:
     code = (
         "from colony.hpc import default_job_runner\n"
         "print(type(default_job_runner()).__name__)\n"
-        "import flows\n"
-        "print(type(default_job_runner()).__name__)"
+        "import flows, sys\n"
+        "print(type(default_job_runner()).__name__)\n"
+        "print('flows.hpc_job' in sys.modules)"  # the flow loads with the first job, not with every flow run
     )
     answer = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
-    assert answer.stdout.split() == ["InProcessJobRunner", "PrefectJobRunner"]
+    assert answer.stdout.split() == ["InProcessJobRunner", "PrefectJobRunner", "False"]
 
 
 async def test_a_tool_s_job_runs_as_the_hpc_job_flow_with_the_prefect_runner(
