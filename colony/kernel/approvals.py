@@ -184,6 +184,9 @@ class Approvals:
             }
             for finding in report.findings
         ]
+        # Which arguments are secret only the call pipeline says (from the tool's schema, with `tool` set):
+        # in an agent's own proposal the list is its text, and would hide from the reviewer what it wrote.
+        secret = _names(evidence.get("secret_arguments")) if request.tool is not None else []
         row = {
             "approval_id": str(uuid.uuid4()),
             "proposal_id": proposal_id,
@@ -192,7 +195,7 @@ class Approvals:
             "action": request.action_type,
             "target": request.target,
             "arguments_digest": arguments_digest(evidence.get("arguments", {})),
-            "arguments": shown_arguments(evidence.get("arguments", {}), _names(evidence.get("secret_arguments"))),
+            "arguments": shown_arguments(evidence.get("arguments", {}), secret),
             "gate_score": outcome.gate_score,
             "findings": json.dumps(findings),
             "required_evidence": json.dumps(outcome.required_evidence),

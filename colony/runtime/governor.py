@@ -199,7 +199,7 @@ class Governor:
         with stage(APPROVAL) as lookup:
             approval = await self._kernel(lambda kernel: kernel.get_approval(approval_id))
             lookup.approval(approval)
-        check_resubmission(approval, tool.name, action, arguments_digest(arguments), acting)
+        check_resubmission(approval, tool.name, tool.cls.spec.tool_id, action, arguments_digest(arguments), acting)
         shown = VerdictView.held(approval)
         outcome = OutcomeDraft(tool.name, action, acting, shown, version=tool.cls.spec.version)
         outcome.approval = approval_view(approval)

@@ -31,13 +31,25 @@ def approval_view(approval: Any) -> ApprovalView:
     return ApprovalView.of(approval, resolution(approval.approval_id))
 
 
-def check_resubmission(approval: Any, tool: str, action: str, digest: str, acting: Acting) -> None:
-    """Raise unless this call is the one ``approval`` was asked for (IdentityError for another agent)."""
+def check_resubmission(approval: Any, tool: str, tool_id: str, action: str, digest: str, acting: Acting) -> None:
+    """Raise unless this call is the one ``approval`` was asked for (IdentityError for another agent).
+
+    Only a call this pipeline held is judged on its tool (``tool_id``, the proposal's target):
+    an agent's own kernel proposal naming a tool, its arguments written into its evidence, was
+    judged on what the agent wrote, and a person approving that plan approved no tool call.
+    """
     if approval.agent_id != acting.agent_id:
         raise IdentityError(
             f"approval {approval.approval_id} was asked for agent {approval.agent_id!r}, "
             f"not {acting.agent_id!r}: only the call it approves may use it"
         )
+    if approval.target != tool_id:
+        message = (
+            f"approval {approval.approval_id} is for a plan the agent proposed (target {approval.target!r}), "
+            f"not for a held call of {tool}: only the approval of a call Colony held may run one"
+        )
+        expected = "the id of a held call's approval"
+        raise ToolInputError(message, errors=[FieldError(field="approval_id", message=message, expected=expected)])
     for field, given, approved in (
         ("tool", tool, approval.tool),
         ("action", action, approval.action),

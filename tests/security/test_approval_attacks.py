@@ -33,6 +33,7 @@ from colony.kernel.approvals import DECIDE_PENDING, LIST_LIMIT
 from colony.runtime import CallRequest, CallStatus, Catalog, KernelProvider, Principal, Runtime
 from colony.runtime.kernel_access import authorize_approval_decision, outcome_reporter
 from colony.surfaces.approval_tools import call_approval_tool, may_list
+from colony.surfaces.kernel_tools import call_kernel_tool
 from tests.colony.kernel.conftest import FakeClock, database_url  # noqa: F401 - a fixture
 from tests.colony.runtime.conftest import write_registry
 
@@ -111,6 +112,32 @@ async def test_a_wildcard_grant_does_not_make_an_agent_a_reviewer(setup: Setup, 
         call_approval_tool(setup.runtime.kernels, "colony_list_approvals", {"agent_id": "engineer-1"}, greedy)
     assert outcome_reporter(greedy, "engineer-1") is Reporter.AGENT  # its word on another agent, not a person's
     assert outcome_reporter(OWNER, "engineer-2") is Reporter.PERSON
+
+
+async def test_an_agents_own_plan_approved_cannot_run_a_tool_call(setup: Setup) -> None:
+    # An agent proposed over the kernel tools a plan dressed as a held call (target the tool's name,
+    # its arguments in the evidence, every one declared secret): the reviewer saw "[redacted]" for
+    # each, and once the plan was approved the tool ran on it, judged on the agent's own text, its
+    # outcome never recorded (the report was for another target than the verdict's).
+    agent = Principal.of("engineer-1", ["tool:*", "kernel:propose"])
+    arguments = {"path": str(setup.entry), "text": "figures"}
+    plan = {
+        "agent_id": "engineer-1",
+        "action_type": "write_entry",
+        "target": "ledger_double",
+        "rationale": str(CASE["rationale"]),
+        "rollback_plan": str(CASE["rollback_plan"]),
+        "evidence": json.dumps({"arguments": arguments, "sandbox": True, "secret_arguments": sorted(arguments)}),
+    }
+    verdict = call_kernel_tool(setup.runtime.kernels, "colony_propose_action", plan, agent)
+    assert verdict["decision"] == "hold"
+    [approval] = setup.kernel.list_approvals(agent_id="engineer-1")
+    assert approval.arguments is not None and str(setup.entry) in approval.arguments  # the reviewer reads it all
+    setup.kernel.approve(approval.approval_id, "ops", "the plan is fine")
+    with pytest.raises(ToolInputError, match="is for a plan the agent proposed"):
+        await setup.runtime.call(setup.request(approval_id=approval.approval_id), agent)
+    assert not setup.entry.exists()
+    assert setup.kernel.get_approval(approval.approval_id).executed_at is None  # nothing claimed it
 
 
 async def test_an_approvals_authorization_is_honoured_once(setup: Setup) -> None:
