@@ -30,7 +30,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from colony.errors import AttestationError
 from colony.kernel.models import RecordOutcomeRequest
 from colony.kernel.prepared import Pending, Prepared
-from colony.kernel.reservations import SETTLING
+from colony.kernel.reservations import EXPIRED, SETTLED, SETTLING
 from colony.kernel.store import tables
 
 __all__ = ["Attestor", "Claims"]
@@ -134,14 +134,16 @@ class Attestor:
         """The token issued for ``proposal_id`` while it can still be used, or None when none was issued.
 
         AttestationError when the proposal is unknown, was for another request, or its
-        authorization was used or has expired.
+        authorization (or, with attestation off, the verdict itself) was used or has expired.
         """
         row = connection.execute(select(_P).where(_P.c.proposal_id == proposal_id)).mappings().first()
         if row is None:
             raise AttestationError(f"no verdict was issued for proposal {proposal_id}")
         if (row["agent_id"], row["action_type"], row["target"]) != (agent_id, action_type, target):
             raise AttestationError(f"proposal {proposal_id} was for another request")
-        if row["token_nonce"] is None:
+        if row["token_nonce"] is None:  # attestation off, or a verdict that reserved nothing
+            if row["reservation"] in (SETTLED, EXPIRED):  # its action was reported, or its lease ran out
+                raise AttestationError(f"the verdict of proposal {proposal_id} was already used or released")
             return None
         if row["consumed_at"] is not None or row["reservation"] != "open":
             raise AttestationError(f"the authorization of proposal {proposal_id} was already used or released")

@@ -33,7 +33,7 @@ from colony.kernel.roles import RoleAdapter
 from colony.kernel.shares import AgentShares
 from colony.kernel.store import tables
 
-__all__ = ["EARLIEST_EXPIRY", "OPEN", "SETTLING", "Lease", "Reservations", "held_by"]
+__all__ = ["EARLIEST_EXPIRY", "EXPIRED", "OPEN", "SETTLED", "SETTLING", "Lease", "Reservations", "held_by"]
 
 _P = tables.proposals
 OPEN, SETTLED, EXPIRED = "open", "settled", "expired"

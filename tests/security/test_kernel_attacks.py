@@ -14,7 +14,7 @@ from typing import Any
 import pytest
 from mcp import Client, StdioServerParameters
 
-from colony.errors import KernelInputError
+from colony.errors import AttestationError, KernelInputError
 from colony.kernel import ColonyKernel, Decision, KernelSettings
 from colony.runtime import KernelProvider, Principal
 from colony.runtime.principal import LOCAL_OPERATOR
@@ -202,6 +202,31 @@ def test_reports_without_proposals_do_not_inflate_accepted(shared: ColonyKernel)
     profile = _mcp(shared, "colony_agent_profile", {"agent_id": "ant"})
     assert (profile["total_proposals"], profile["accepted_proposals"]) == (0, 0)
     assert len(profile["consequence_history"]) == 3
+
+
+def test_with_attestation_off_a_used_verdict_is_not_handed_out_again(database_url: str) -> None:  # noqa: F811
+    # A flow run keeps its verdict (a cached task) and asks the kernel for its authorization when it
+    # acts. With attestation off no token was issued, and the kernel said "none" even once the
+    # action was reported: a model repeating the same call in one run ran it again on that verdict,
+    # after its trust had fallen, past the gate.
+    kernel = ColonyKernel(KernelSettings(database_url=database_url, attestation="off", agent_budget_share=1.0))
+    kernel.set_trust("engineer-1", 0.8)
+    plan = {
+        "agent_id": "engineer-1",
+        "action_type": "patch_file",
+        "target": "pkg.parser",
+        "rationale": "Fix the off-by-one error in the branch name parser reported by the nightly run",
+        "rollback_plan": "git revert the commit and re-run the parser tests",
+        "evidence": '{"tests": ["tests/test_parser.py::test_slash"]}',
+    }
+    verdict = kernel.propose_action(plan)
+    assert verdict.decision is Decision.EXECUTE and verdict.proposal_id is not None
+    assert kernel.authorization_for(verdict.proposal_id, plan) is None  # not yet used: run it (no token)
+    report = {key: plan[key] for key in ("agent_id", "action_type", "target")}
+    kernel.record_outcome({**report, "actual_outcome": "patched", "tests_passed": True})
+    with pytest.raises(AttestationError, match="already used or released"):
+        kernel.authorization_for(verdict.proposal_id, plan)
+    kernel.close()
 
 
 # -- rm -rf / however it is spelled -----------------------------------------------------------------------
