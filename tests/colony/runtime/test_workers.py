@@ -66,7 +66,8 @@ async def test_a_caller_flooding_cpu_bound_calls_waits_behind_its_own(make_runti
         finished.append(name)
 
     await spin("flooder", "warm", 0)  # a worker is up: its start is not in the order below
-    flood = [asyncio.create_task(spin("flooder", f"flood {n}", 0.3)) for n in range(4)]
+    # The first holds the worker long enough for alice's call to queue on a loaded machine too.
+    flood = [asyncio.create_task(spin("flooder", f"flood {n}", 2.0 if n == 0 else 0.3)) for n in range(4)]
     while len(workers.turns.here().waiting.get("flooder", ())) < 3:  # the flood holds the worker, the rest queued
         await asyncio.sleep(0.01)
     await spin("alice", "alice", 0)
