@@ -114,7 +114,14 @@ async def test_a_wildcard_grant_does_not_make_an_agent_a_reviewer(setup: Setup, 
     assert outcome_reporter(OWNER, "engineer-2") is Reporter.PERSON
 
 
-async def test_an_agents_own_plan_approved_cannot_run_a_tool_call(setup: Setup) -> None:
+@pytest.mark.parametrize(
+    ("target", "refusal"),
+    [
+        ("ledger_double", "is for a plan the agent proposed"),  # named as the tool: not the tool's id
+        ("tool:ledger_double", "its tool differ"),  # on the tool's id: then it names that as its tool
+    ],
+)
+async def test_an_agents_own_plan_approved_cannot_run_a_tool_call(setup: Setup, target: str, refusal: str) -> None:
     # An agent proposed over the kernel tools a plan dressed as a held call (target the tool's name,
     # its arguments in the evidence, every one declared secret): the reviewer saw "[redacted]" for
     # each, and once the plan was approved the tool ran on it, judged on the agent's own text, its
@@ -124,7 +131,7 @@ async def test_an_agents_own_plan_approved_cannot_run_a_tool_call(setup: Setup) 
     plan = {
         "agent_id": "engineer-1",
         "action_type": "write_entry",
-        "target": "ledger_double",
+        "target": target,
         "rationale": str(CASE["rationale"]),
         "rollback_plan": str(CASE["rollback_plan"]),
         "evidence": json.dumps({"arguments": arguments, "sandbox": True, "secret_arguments": sorted(arguments)}),
@@ -134,7 +141,7 @@ async def test_an_agents_own_plan_approved_cannot_run_a_tool_call(setup: Setup) 
     [approval] = setup.kernel.list_approvals(agent_id="engineer-1")
     assert approval.arguments is not None and str(setup.entry) in approval.arguments  # the reviewer reads it all
     setup.kernel.approve(approval.approval_id, "ops", "the plan is fine")
-    with pytest.raises(ToolInputError, match="is for a plan the agent proposed"):
+    with pytest.raises(ToolInputError, match=refusal):
         await setup.runtime.call(setup.request(approval_id=approval.approval_id), agent)
     assert not setup.entry.exists()
     assert setup.kernel.get_approval(approval.approval_id).executed_at is None  # nothing claimed it
