@@ -87,7 +87,7 @@ _CLAIM = Prepared(
 _GET = Prepared(select(_A).where(_A.c.approval_id == bindparam("approval")))
 # At most ``cap`` rows are counted, so an agent's long history costs the check nothing more.
 _WAITING = Prepared(
-    select(func.count()).select_from(
+    select(func.count().label("waiting")).select_from(
         select(_A.c.approval_id)
         .where(_A.c.agent_id == bindparam("agent"))
         .where(_IS_PENDING)
@@ -154,9 +154,8 @@ class Approvals:
         count is read in the proposing transaction: calls in flight together may pass it by as
         many as run at once, which the agent's concurrency limit bounds.
         """
-        parameters = {"agent": agent_id, "now": now, "cap": self.max_pending}
-        waiting = _WAITING.all(connection, parameters)[0]
-        if next(iter(waiting.values())) < self.max_pending:
+        [row] = _WAITING.all(connection, {"agent": agent_id, "now": now, "cap": self.max_pending})
+        if row["waiting"] < self.max_pending:
             return None
         return (
             f"agent {agent_id} already has {self.max_pending} approval requests waiting for a person "

@@ -30,7 +30,7 @@ from sqlalchemy.dialects.sqlite import insert as sqlite_insert
 from colony.errors import AttestationError
 from colony.kernel.models import RecordOutcomeRequest
 from colony.kernel.prepared import Pending, Prepared
-from colony.kernel.reservations import EXPIRED, SETTLED, SETTLING
+from colony.kernel.reservations import EXPIRED, OPEN, SETTLED, SETTLING
 from colony.kernel.store import tables
 
 __all__ = ["Attestor", "Claims"]
@@ -145,7 +145,7 @@ class Attestor:
             if row["reservation"] in (SETTLED, EXPIRED):  # its action was reported, or its lease ran out
                 raise AttestationError(f"the verdict of proposal {proposal_id} was already used or released")
             return None
-        if row["consumed_at"] is not None or row["reservation"] != "open":
+        if row["consumed_at"] is not None or row["reservation"] != OPEN:
             raise AttestationError(f"the authorization of proposal {proposal_id} was already used or released")
         if now >= row["expires_at"]:
             raise AttestationError(f"the authorization of proposal {proposal_id} expired at {row['expires_at']:.0f}")

@@ -229,7 +229,7 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
         lays_refusal = self.refusal_traces.due(request.agent_id, request.target, now)
 
         def work(connection: Connection, budget_last: bool) -> _Decided:
-            traced = lays_refusal
+            laid = False
             reading = read_for_gate(connection, request.agent_id, request.target, period_now)
             if reading.lapsed(now):  # release lapsed reservations before the budget is weighed
                 self.reservations.expire_due(connection, now)
@@ -295,17 +295,18 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
                 elif period is not None:
                     claims = fresh
                 backlog = outcome.decision is Decision.HOLD and self.approvals.full(connection, request.agent_id, now)
-                if backlog:  # a refusal of the agent's backlog, not of the target: it lays no trace there
+                if backlog:
                     outcome = replace(
                         outcome, decision=Decision.REFUSE, reason=backlog, required_evidence=[DECIDE_PENDING]
                     )
-                    traced = False
+                # a refusal of the agent's backlog, not of the target, lays no trace there
+                laid = outcome.decision is Decision.REFUSE and lays_refusal and not backlog
                 store_proposal(connection, proposal_id, request, outcome, now, period, grant, claims, expires_at)
                 # The agent's row was taken before the budget's when it reserved; counting it is one more update.
                 self.roles.count_proposal(
                     connection, request.agent_id, outcome.decision, now, known=reading.known_agent
                 )
-                if outcome.decision is Decision.REFUSE and traced:
+                if laid:
                     evidence = {"proposal_id": proposal_id, "action_type": request.action_type}
                     deposit = Deposit(request.target, SignalType.FAILURE, source=SignalSource.AGENT, evidence=evidence)
                     self.pheromones.deposit(connection, deposit, now=now, tick=reading.tick)
@@ -317,7 +318,6 @@ class ColonyKernel(ApprovalOperations, AuditOperations):
             )
             AuditLog.append(connection, [record], now, head=reading.audit_head if self.store.is_sqlite else None)
             held = grant["runtime_seconds"] if period is not None and grows else None
-            laid = outcome.decision is Decision.REFUSE and traced
             return _Decided(outcome, inputs.budget_approved, claims, approval, held, laid)
 
         if self._budget_short_in != period_now:

@@ -19,7 +19,7 @@ from colony.kernel import ColonyKernel, Decision, KernelSettings
 from colony.runtime import KernelProvider, Principal
 from colony.runtime.principal import LOCAL_OPERATOR
 from colony.surfaces.kernel_tools import run_kernel_tool
-from tests.colony.kernel.conftest import FakeClock, clock, database_url  # noqa: F401 - fixtures
+from tests.colony.kernel.conftest import FakeClock, clock, database_url, good_plan  # noqa: F401 - fixtures
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 COLONY = str(Path(sys.executable).parent / "colony")
@@ -211,14 +211,7 @@ def test_with_attestation_off_a_used_verdict_is_not_handed_out_again(database_ur
     # after its trust had fallen, past the gate.
     kernel = ColonyKernel(KernelSettings(database_url=database_url, attestation="off", agent_budget_share=1.0))
     kernel.set_trust("engineer-1", 0.8)
-    plan = {
-        "agent_id": "engineer-1",
-        "action_type": "patch_file",
-        "target": "pkg.parser",
-        "rationale": "Fix the off-by-one error in the branch name parser reported by the nightly run",
-        "rollback_plan": "git revert the commit and re-run the parser tests",
-        "evidence": '{"tests": ["tests/test_parser.py::test_slash"]}',
-    }
+    plan = good_plan()
     verdict = kernel.propose_action(plan)
     assert verdict.decision is Decision.EXECUTE and verdict.proposal_id is not None
     assert kernel.authorization_for(verdict.proposal_id, plan) is None  # not yet used: run it (no token)
