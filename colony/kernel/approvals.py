@@ -79,6 +79,7 @@ _CLAIM = Prepared(
     .where(_A.c.executed_at.is_(None))
     .where(_A.c.agent_id == bindparam("agent"))
     .where(_A.c.tool == bindparam("tool"))
+    .where(_A.c.target == bindparam("target"))
     .where(_A.c.action == bindparam("action"))
     .where(_A.c.arguments_digest == bindparam("digest"))
     .values(executed_at=bindparam("now"))
@@ -264,16 +265,19 @@ class Approvals:
         return rows[0] if rows else None
 
     @staticmethod
-    def claim(
-        connection: Connection, approval_id: str, agent_id: str, tool: str, action: str, digest: str, now: float
-    ) -> dict[str, Any] | None:
-        """Mark an approved request executed, if it matches and was not claimed before; its row, or None."""
+    def claim(connection: Connection, approval_id: str, call: dict[str, str], now: float) -> dict[str, Any] | None:
+        """Mark an approved request executed, if it matches ``call`` and was not claimed before; its row, or None.
+
+        ``call`` names the claiming call's ``agent_id``, ``tool``, ``target``, ``action`` and ``arguments``
+        (their digest).
+        """
         values = {
             "approval": approval_id,
-            "agent": agent_id,
-            "tool": tool,
-            "action": action,
-            "digest": digest,
+            "agent": call["agent_id"],
+            "tool": call["tool"],
+            "target": call["target"],
+            "action": call["action"],
+            "digest": call["arguments"],
             "now": now,
         }
         rows = _CLAIM.all(connection, values)

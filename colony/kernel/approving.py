@@ -134,23 +134,32 @@ class ApprovalOperations:
         return self._raise_or_return(self.store.run(work))
 
     def claim_approval(
-        self, approval_id: str, *, agent_id: str, tool: str, action: str, arguments_digest: str
+        self, approval_id: str, *, agent_id: str, tool: str, target: str, action: str, arguments_digest: str
     ) -> ApprovalClaim:
         """Hand an approved request's authorization to the call it approved: once, and only if it matches.
+
+        ``target`` is the target the call is judged on (a tool call's: its tool id), so the approval
+        of a plan an agent proposed itself, naming the tool, is never claimed by a call of that tool.
 
         Raises:
             UnknownApprovalError: No request has that id.
             ApprovalError: It is not approved, was already executed, names another agent, tool,
-                action or arguments, or its authorization lapsed.
+                target, action or arguments, or its authorization lapsed.
         """
         approval_id = check_name(approval_id, "approval_id", 64)
-        agent_id = check_name(agent_id, "agent_id", 256)
+        call = {
+            "agent_id": check_name(agent_id, "agent_id", 256),
+            "tool": tool,
+            "target": target,
+            "action": action,
+            "arguments": arguments_digest,
+        }
         now = self.clock()
 
         def work(connection: Connection) -> ApprovalClaim | ApprovalError:
-            row = self.approvals.claim(connection, approval_id, agent_id, tool, action, arguments_digest, now)
+            row = self.approvals.claim(connection, approval_id, call, now)
             if row is None:
-                return self._unclaimable(connection, approval_id, agent_id, tool, action, arguments_digest)
+                return self._unclaimable(connection, approval_id, call)
             proposal = connection.execute(
                 select(tables.proposals).where(tables.proposals.c.proposal_id == row["proposal_id"])
             ).one()
@@ -172,7 +181,7 @@ class ApprovalOperations:
                     proposal.token_nonce,
                 )
                 token = self.attestor.sign(claims)
-            AuditLog.append(connection, [approval_record("claim", row, agent_id)], now)
+            AuditLog.append(connection, [approval_record("claim", row, call["agent_id"])], now)
             return ApprovalClaim(approval=to_approval(row), authorization=token)
 
         return self._raise_or_return(self.store.run(work))
@@ -285,14 +294,12 @@ class ApprovalOperations:
             state=row["state"],
         )
 
-    def _unclaimable(
-        self, connection: Connection, approval_id: str, agent_id: str, tool: str, action: str, digest: str
-    ) -> ApprovalError:
+    def _unclaimable(self, connection: Connection, approval_id: str, call: dict[str, str]) -> ApprovalError:
         row = self.approvals.get(connection, approval_id)
         if row is None:
             return UnknownApprovalError(approval_id)
         state = row["state"]
-        for name, given in (("agent_id", agent_id), ("tool", tool), ("action", action), ("arguments", digest)):
+        for name, given in call.items():
             stored = row["arguments_digest" if name == "arguments" else name]
             if stored != given:
                 return ApprovalError(

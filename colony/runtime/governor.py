@@ -225,7 +225,12 @@ class Governor:
         digest = arguments_digest(arguments)
         claim = await self._kernel(
             lambda kernel: kernel.claim_approval(
-                approval.approval_id, agent_id=acting.agent_id, tool=tool.name, action=action, arguments_digest=digest
+                approval.approval_id,
+                agent_id=acting.agent_id,
+                tool=tool.name,
+                target=tool.cls.spec.tool_id,
+                action=action,
+                arguments_digest=digest,
             )
         )
         reviewer = claim.approval.decided_by

@@ -76,7 +76,7 @@ class KernelPort(Protocol):
         ...
 
     def claim_approval(
-        self, approval_id: str, *, agent_id: str, tool: str, action: str, arguments_digest: str
+        self, approval_id: str, *, agent_id: str, tool: str, target: str, action: str, arguments_digest: str
     ) -> ApprovalClaim:
         """The approved call's one-time authorization."""
         ...

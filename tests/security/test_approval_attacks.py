@@ -20,6 +20,7 @@ from colony.errors import (
     ToolInputError,
 )
 from colony.kernel import (
+    ApprovalClaim,
     ApprovalState,
     ColonyKernel,
     Decision,
@@ -55,6 +56,18 @@ class Setup:
     def request(self, **changes: object) -> CallRequest:
         fields: dict[str, object] = {"arguments": {"path": str(self.entry), "text": "figures"}, **CASE}
         return CallRequest("ledger_double", approval_required=True, **{**fields, **changes})  # type: ignore[arg-type]
+
+    def claim(self, approval_id: str) -> ApprovalClaim:
+        """The kernel's claim of the held call's approval, as the Governor makes it."""
+        digest = arguments_digest({"path": str(self.entry), "text": "figures"})
+        return self.kernel.claim_approval(
+            approval_id,
+            agent_id="engineer-1",
+            tool="ledger_double",
+            target="tool:ledger_double",
+            action="write_entry",
+            arguments_digest=digest,
+        )
 
     async def held(self) -> str:
         outcome = await self.runtime.call(self.request(), OWNER)
@@ -157,20 +170,14 @@ async def test_an_approvals_authorization_is_honoured_once(setup: Setup) -> None
         await setup.runtime.call(setup.request(approval_id=approval_id), OWNER)
     assert not setup.entry.exists()
     # the kernel's token, claimed a second time or replayed on record_outcome, is refused too
-    digest = arguments_digest({"path": str(setup.entry), "text": "figures"})
     with pytest.raises(ApprovalError):
-        setup.kernel.claim_approval(
-            approval_id, agent_id="engineer-1", tool="ledger_double", action="write_entry", arguments_digest=digest
-        )
+        setup.claim(approval_id)
 
 
 async def test_an_approvals_token_cannot_be_recorded_twice(setup: Setup) -> None:
     approval_id = await setup.held()
     setup.kernel.approve(approval_id, "ops", "")
-    digest = arguments_digest({"path": str(setup.entry), "text": "figures"})
-    granted = setup.kernel.claim_approval(
-        approval_id, agent_id="engineer-1", tool="ledger_double", action="write_entry", arguments_digest=digest
-    )
+    granted = setup.claim(approval_id)
     report = {"agent_id": "engineer-1", "action_type": "write_entry", "target": "tool:ledger_double",
               "actual_outcome": "written", "tests_passed": True}  # fmt: skip
     assert setup.kernel.record_outcome(report, authorization=granted.authorization).attested

@@ -39,9 +39,20 @@ def hold(kernel: ColonyKernel, agent: str = "engineer-1") -> str:
     return verdict.approval_id
 
 
-def claim(kernel: ColonyKernel, approval_id: str, agent: str = "engineer-1", arguments: object = ARGUMENTS):  # type: ignore[no-untyped-def]
+def claim(  # type: ignore[no-untyped-def]
+    kernel: ColonyKernel,
+    approval_id: str,
+    agent: str = "engineer-1",
+    arguments: object = ARGUMENTS,
+    target: str = "pkg.parser",
+):
     return kernel.claim_approval(
-        approval_id, agent_id=agent, tool="files", action="patch_file", arguments_digest=arguments_digest(arguments)
+        approval_id,
+        agent_id=agent,
+        tool="files",
+        target=target,
+        action="patch_file",
+        arguments_digest=arguments_digest(arguments),
     )
 
 
@@ -172,6 +183,7 @@ def test_an_approved_call_not_run_in_time_lapses(kernel: ColonyKernel, clock: Fa
     [
         ({"agent": "intruder"}, "agent_id"),
         ({"arguments": {"path": "/etc/passwd", "line": 3}}, "arguments"),
+        ({"target": "tool:files"}, "target"),  # a call judged on another target than the approved plan's
     ],
 )
 def test_a_claim_must_match_the_approved_call(kernel: ColonyKernel, change: dict, field: str) -> None:  # type: ignore[type-arg]

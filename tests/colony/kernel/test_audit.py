@@ -42,7 +42,12 @@ def mixed_log(kernel: ColonyKernel) -> None:
     kernel.approve(approved, "ops", "fine", display_name="ops@example.org")
     digest = kernel.get_approval(approved).arguments_digest
     kernel.claim_approval(
-        approved, agent_id="engineer-1", tool="pkg.parser", action="patch_file", arguments_digest=digest
+        approved,
+        agent_id="engineer-1",
+        tool="pkg.parser",
+        target="pkg.parser",
+        action="patch_file",
+        arguments_digest=digest,
     )
     kernel.reject(rejected, "ops", "not tonight", display_name="ops@example.org")
     kernel.clock.advance(kernel.settings.approval_ttl_seconds + 1)  # type: ignore[attr-defined]

@@ -121,8 +121,8 @@ class CountersAgainstTheKernel(RuleBasedStateMachine):
         if approve:
             digest = arguments_digest({})
             claim = self.kernel.claim_approval(
-                approval.approval_id, agent_id=approval.agent_id, tool=approval.tool, action=approval.action,
-                arguments_digest=digest,
+                approval.approval_id, agent_id=approval.agent_id, tool=approval.tool, target=approval.target,
+                action=approval.action, arguments_digest=digest,
             )  # fmt: skip
             if claim.authorization:
                 self.tokens.append((approval.agent_id, claim.authorization))

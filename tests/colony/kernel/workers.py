@@ -145,7 +145,12 @@ def claim_approved(url: str, approval_id: str, digest: str, start: float) -> str
         while time.time() < start:
             time.sleep(0.001)
         kernel.claim_approval(
-            approval_id, agent_id="engineer-1", tool="files", action="patch_file", arguments_digest=digest
+            approval_id,
+            agent_id="engineer-1",
+            tool="files",
+            target="pkg.parser",
+            action="patch_file",
+            arguments_digest=digest,
         )
         return "claimed"
     except ApprovalError as error:
