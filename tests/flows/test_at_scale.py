@@ -37,6 +37,7 @@ from colony.kernel import ColonyKernel, KernelSettings
 from colony.kernel.schema import tables
 from flows.gated_action import GatedActionSummary, Outcome
 from flows.tool_call import ToolCallResult
+from tests.flows.workers import wait_until_suspended
 from tests.services.postgres import create_database
 from tests.services.prefect import PrefectServer, prefect_api
 
@@ -183,10 +184,6 @@ def finals(client: SyncPrefectClient, runs: list[UUID], seconds: float = 600) ->
     return answer
 
 
-def suspended(client: SyncPrefectClient, run: UUID) -> None:
-    poll(f"run {run} is suspended for approval", lambda: state_of(client, run).is_paused(), 180)
-
-
 def gated(agent: str, tool: str, arguments: dict[str, Any], evidence: bool) -> dict[str, Any]:
     request = {**LEDGER, "agent_id": agent, "call": {"tool": tool, "arguments": arguments}}
     return {"request": {**request, "evidence": EVIDENCE} if evidence else request}
@@ -262,7 +259,7 @@ def test_a_lost_worker_costs_no_record_no_double_tick_and_no_leaked_budget(
         )
         ticks = [start("colony-tick/colony-tick") for _ in range(2)]
         for run in (approved, rejected):
-            suspended(client, run)
+            wait_until_suspended(run)
         resume_flow_run(approved, run_input={"approve": True, "reviewer": "ops@example.org", "note": "fine"})
         resume_flow_run(rejected, run_input={"approve": False, "reviewer": "ops@example.org", "note": "not today"})
         batch = finals(client, [*conversions, executed, refused, approved, rejected, *ticks])
@@ -281,7 +278,7 @@ def test_a_lost_worker_costs_no_record_no_double_tick_and_no_leaked_budget(
             "gated-action/gated-action",
             gated("resumed", "ledger_double", {"path": str(resumed_path), "text": "resumed"}, evidence=False),
         )
-        suspended(client, held)
+        wait_until_suspended(held)
         release = tmp_path / "release"
         slow = {
             start(

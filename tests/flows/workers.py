@@ -18,10 +18,12 @@ from pathlib import Path
 from typing import Any
 from uuid import UUID
 
+import httpx
 import pytest
-from prefect.client.orchestration import get_client
+from prefect.client.orchestration import SyncPrefectClient, get_client
 from prefect.client.schemas.filters import LogFilter, LogFilterFlowRunId
 from prefect.flow_runs import wait_for_flow_run
+from prefect.input.run_input import keyset_from_paused_state
 from prefect.states import State
 
 from tests.services.prefect import PrefectServer, prefect_api
@@ -120,15 +122,29 @@ def final(flow_run_id: UUID) -> State[Any]:
 
 
 def wait_until_suspended(flow_run_id: UUID, seconds: float = 180) -> State[Any]:
-    """The run's paused (suspended) state, once it has one."""
+    """The run's paused (suspended) state, once it has one and the input it waits for can be sent.
+
+    Prefect stores a run's Suspended state before the schema of the input it waits for, and
+    refuses a resume in between ("Run input schema not found").
+    """
     deadline = time.monotonic() + seconds
     with get_client(sync_client=True) as client:
         while time.monotonic() < deadline:
             state = client.read_flow_run(flow_run_id).state
-            if state is not None and state.is_paused():
+            if state is not None and state.is_paused() and _input_schema_stored(client, flow_run_id, state):
                 return state
             time.sleep(1)
     raise AssertionError(f"flow run {flow_run_id} was never suspended")
+
+
+def _input_schema_stored(client: SyncPrefectClient, flow_run_id: UUID, state: State[Any]) -> bool:
+    try:
+        client.read_flow_run_input(flow_run_id, keyset_from_paused_state(state)["schema"])
+    except httpx.HTTPStatusError as error:
+        if error.response.status_code == 404:
+            return False
+        raise
+    return True
 
 
 def errors_logged(worker: Worker, flow_run_id: UUID) -> list[str]:

@@ -23,6 +23,7 @@ from prefect.states import State
 
 from colony.cli.zombies import ZOMBIE_AUTOMATION
 from colony.kernel import ColonyKernel, KernelSettings
+from tests.flows.workers import wait_until_suspended
 from tests.services import free_port
 from tests.services.prefect import PrefectServer, migrated_database, prefect_api
 
@@ -205,7 +206,7 @@ def approve_a_held_action_of_a_deployment(kernel: ColonyKernel, path: Path) -> N
         "rollback_plan": "erase_entry removes the written file again",
     }
     run = run_deployment("gated-action/gated-action", parameters={"request": request}, timeout=0)
-    suspended = wait_for_state(run.id, lambda state: state.is_paused())
+    suspended = wait_until_suspended(run.id)
     assert suspended.name == "Suspended" and not path.exists()
     resume_flow_run(run.id, run_input={"approve": True, "reviewer": "ops@example.org", "note": "fine"})
     final = wait_for_state(run.id, lambda state: state.is_final())
